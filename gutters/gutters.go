@@ -1,0 +1,232 @@
+// Package gutters buffers edge updates per vertex until there are enough to
+// be worth sketching together.
+//
+// A gutter holds neighbour ids for one vertex. Every edge update {u,v} goes
+// into both endpoints' gutters: v into u's and u into v's. When a gutter
+// holds BatchUpdates ids it becomes a Batch on a bounded queue and the
+// vertex gets an empty buffer from a pool of spares; when no spare is free,
+// Insert blocks until a consumer releases a batch (that is the
+// back-pressure that reaches the stream reader). Flush emits every
+// non-empty gutter, as a query needs, at a cost that follows the number of
+// non-empty gutters rather than the number of vertices.
+//
+// All buffers live in one pointer-free slab of (Vertices + QueueBatches) ·
+// BatchUpdates uint32s, so nothing is allocated per batch and the garbage
+// collector has nothing to scan.
+//
+// Insert, Flush and Close are not safe for concurrent use: one stream
+// reader feeds them. Release may be called from any goroutine.
+package gutters
+
+import (
+	"errors"
+	"fmt"
+
+	"sketchcc/stream"
+)
+
+// Config configures Gutters. A zero field takes its default.
+type Config struct {
+	// Vertices is the number of vertices; ids are in [0, Vertices).
+	Vertices uint32
+	// BatchUpdates is the number of neighbour ids a gutter holds before it
+	// becomes a batch. Zero means 1024. The ingestion pipeline sizes it
+	// from the sketch: batch factor · sketch bytes per vertex / 4
+	// (DESIGN.md §3).
+	BatchUpdates int
+	// QueueBatches is the number of spare buffers: full batches queued or
+	// being sketched before Insert blocks. Zero means 16.
+	QueueBatches int
+}
+
+// DefaultConfig returns a Config with every default filled in, for
+// vertices vertices.
+func DefaultConfig(vertices uint32) Config {
+	return Config{Vertices: vertices, BatchUpdates: 1024, QueueBatches: 16}
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Vertices < 2 {
+		errs = append(errs, fmt.Errorf("gutters: Vertices = %d, need at least 2", c.Vertices))
+	}
+	if c.BatchUpdates < 0 || c.BatchUpdates > 1<<24 {
+		errs = append(errs, fmt.Errorf("gutters: BatchUpdates = %d, need [1, 2^24]", c.BatchUpdates))
+	}
+	if c.QueueBatches < 0 || c.QueueBatches > 1<<20 {
+		errs = append(errs, fmt.Errorf("gutters: QueueBatches = %d, need [1, 2^20]", c.QueueBatches))
+	}
+	if c.Vertices >= 1<<31 {
+		errs = append(errs, fmt.Errorf("gutters: Vertices = %d, need < 2^31", c.Vertices))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) ensureDefaults() {
+	if c.BatchUpdates == 0 {
+		c.BatchUpdates = 1024
+	}
+	if c.QueueBatches == 0 {
+		c.QueueBatches = 16
+	}
+}
+
+// ErrClosed is returned by operations on closed Gutters.
+var ErrClosed = errors.New("gutters: closed")
+
+// Batch is a full (or flushed) gutter: neighbour ids destined for one
+// vertex's sketch. The receiver owns it until it calls Release.
+type Batch struct {
+	// Vertex is the vertex whose sketch the batch updates.
+	Vertex uint32
+	// Neighbors holds between 1 and BatchUpdates neighbour ids, each
+	// != Vertex. It aliases the gutter slab and is valid until Release.
+	Neighbors []uint32
+	slot      int32
+}
+
+// Stats counts what Gutters has done.
+type Stats struct {
+	// Updates is the number of edge updates inserted.
+	Updates uint64
+	// Batches is the number of batches emitted, full or flushed.
+	Batches uint64
+	// FlushedBatches is the number of batches emitted by Flush.
+	FlushedBatches uint64
+}
+
+// Gutters is the set of per-vertex gutters.
+type Gutters struct {
+	cfg     Config
+	slab    []uint32 // (Vertices + QueueBatches) buffers of BatchUpdates ids
+	slotOf  []int32  // by vertex: index of its buffer in slab
+	fill    []uint32 // by vertex: ids in its buffer
+	listed  []bool   // by vertex: is it in nonEmpty
+	nonEmpt []uint32 // vertices whose gutter may be non-empty
+	free    chan int32
+	queue   chan Batch
+	stats   Stats
+	closed  bool
+}
+
+// New returns empty gutters. It returns the errors of cfg.Validate.
+func New(cfg Config) (*Gutters, error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := int(cfg.Vertices)
+	g := &Gutters{
+		cfg:    cfg,
+		slab:   make([]uint32, (n+cfg.QueueBatches)*cfg.BatchUpdates),
+		slotOf: make([]int32, n),
+		fill:   make([]uint32, n),
+		listed: make([]bool, n),
+		// free holds every spare, so Release never blocks.
+		free: make(chan int32, cfg.QueueBatches),
+		// queue holds every batch that can exist at once, so emit blocks
+		// only on free, never on queue.
+		queue: make(chan Batch, cfg.QueueBatches),
+	}
+	for v := range g.slotOf {
+		g.slotOf[v] = int32(v)
+	}
+	for i := range cfg.QueueBatches {
+		g.free <- int32(n + i)
+	}
+	return g, nil
+}
+
+// Config returns the configuration with defaults filled in.
+func (g *Gutters) Config() Config { return g.cfg }
+
+// Batches returns the queue of batches. It is closed by Close.
+func (g *Gutters) Batches() <-chan Batch { return g.queue }
+
+// Insert puts the update {e.Src, e.Dst} into both endpoints' gutters. Ids
+// must be < Vertices and distinct (the stream readers check). It blocks
+// while QueueBatches batches are queued or unreleased. It allocates nothing.
+func (g *Gutters) Insert(e stream.Edge) {
+	g.add(e.Src, e.Dst)
+	g.add(e.Dst, e.Src)
+	g.stats.Updates++
+}
+
+// InsertBatch inserts every update of us, as Insert does.
+func (g *Gutters) InsertBatch(us []stream.Update) {
+	for i := range us {
+		g.add(us[i].Src, us[i].Dst)
+		g.add(us[i].Dst, us[i].Src)
+	}
+	g.stats.Updates += uint64(len(us))
+}
+
+func (g *Gutters) add(v, u uint32) {
+	n := g.fill[v]
+	g.slab[int(g.slotOf[v])*g.cfg.BatchUpdates+int(n)] = u
+	n++
+	if n == 1 && !g.listed[v] {
+		g.listed[v] = true
+		g.nonEmpt = append(g.nonEmpt, v)
+	}
+	g.fill[v] = n
+	if int(n) == g.cfg.BatchUpdates {
+		g.emit(v)
+	}
+}
+
+// emit hands v's buffer to the queue and gives v a spare one.
+func (g *Gutters) emit(v uint32) {
+	s := g.slotOf[v]
+	lo := int(s) * g.cfg.BatchUpdates
+	b := Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(g.fill[v]) : lo+g.cfg.BatchUpdates], slot: s}
+	g.slotOf[v] = <-g.free
+	g.fill[v] = 0
+	g.stats.Batches++
+	g.queue <- b
+}
+
+// Flush emits every non-empty gutter as a batch. It blocks as Insert does,
+// so a consumer must be draining Batches. The caller learns that the
+// batches have been applied from its consumer, not from Flush.
+func (g *Gutters) Flush() {
+	for _, v := range g.nonEmpt {
+		g.listed[v] = false
+		if g.fill[v] > 0 {
+			g.emit(v)
+			g.stats.FlushedBatches++
+		}
+	}
+	g.nonEmpt = g.nonEmpt[:0]
+}
+
+// Buffered returns the number of neighbour ids held in gutters (twice the
+// updates not yet emitted).
+func (g *Gutters) Buffered() uint64 {
+	var n uint64
+	for _, v := range g.nonEmpt {
+		n += uint64(g.fill[v])
+	}
+	return n
+}
+
+// Release returns a batch's buffer to the spares. It must be called once per
+// batch received; b must not be used after it. Safe for concurrent use.
+func (g *Gutters) Release(b Batch) {
+	g.free <- b.slot
+}
+
+// Stats returns the counters.
+func (g *Gutters) Stats() Stats { return g.stats }
+
+// Close closes the batch queue; buffered updates not flushed are dropped.
+// It returns ErrClosed if called twice.
+func (g *Gutters) Close() error {
+	if g.closed {
+		return ErrClosed
+	}
+	g.closed = true
+	close(g.queue)
+	return nil
+}

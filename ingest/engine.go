@@ -1,0 +1,295 @@
+// Package ingest is the in-process ingestion pipeline and connected
+// components query engine of the main node:
+//
+//	stream.Source ──Read──▶ Ingest (caller's goroutine) ──Insert──▶ gutters
+//	  gutters ──Batch──▶ delta workers (Workers goroutines) ──XOR──▶ sketch.Table
+//	Query: gutters.Flush ▶ wait until every batch is applied ▶ Boruvka
+//
+// A delta worker applies a batch to its vertex's sketch in place under that
+// vertex's lock, so two batches of one vertex never race and every batch
+// is applied exactly once. Remote workers (a later distributor) plug in
+// where the local delta workers consume Batches: they receive batches,
+// return deltas, and MergeDelta XORs each delta in once.
+//
+// Queries do not modify the sketches; ingestion can resume after one.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sketchcc/dsu"
+	"sketchcc/gutters"
+	"sketchcc/sketch"
+	"sketchcc/stream"
+)
+
+// DefaultSeed seeds the sketch hashes when Config.Seed is zero.
+const DefaultSeed = 0x5ce7c4c0ffee2026
+
+// readChunk is the number of updates read from the source per call: 108 KiB
+// of records, large enough to amortise the call, small enough for L2.
+const readChunk = 12 << 10
+
+// Config configures an Engine. A zero field takes its default.
+type Config struct {
+	// Vertices is the number of vertices, from the stream header.
+	Vertices uint32
+	// SketchFactor scales the sketch columns (DESIGN.md §2). Zero means 1.
+	SketchFactor float64
+	// BatchFactor sizes a gutter as BatchFactor · sketch bytes per vertex / 4
+	// neighbour ids (DESIGN.md §3). Zero means 1.
+	BatchFactor float64
+	// Seed seeds the sketch hashes. Zero means DefaultSeed.
+	Seed uint64
+	// Workers is the number of local delta workers. Zero means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+	// QueueBatches is the number of full batches buffered or in flight
+	// before the reader blocks. Zero means 4 · Workers.
+	QueueBatches int
+	// Logger receives progress messages; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c *Config) ensureDefaults() {
+	if c.SketchFactor == 0 {
+		c.SketchFactor = 1
+	}
+	if c.BatchFactor == 0 {
+		c.BatchFactor = 1
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	if c.Workers == 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.QueueBatches == 0 {
+		c.QueueBatches = 4 * c.Workers
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Vertices < 2 {
+		errs = append(errs, fmt.Errorf("ingest: %d vertices, need at least 2", c.Vertices))
+	}
+	if c.SketchFactor < 0 {
+		errs = append(errs, fmt.Errorf("ingest: sketch factor %v, need > 0", c.SketchFactor))
+	}
+	if c.BatchFactor < 0 || c.BatchFactor > 64 {
+		errs = append(errs, fmt.Errorf("ingest: batch factor %v, need (0, 64]", c.BatchFactor))
+	}
+	if c.Workers < 0 || c.Workers > 4096 {
+		errs = append(errs, fmt.Errorf("ingest: %d workers, need [1, 4096]", c.Workers))
+	}
+	if c.QueueBatches < 0 {
+		errs = append(errs, fmt.Errorf("ingest: queue of %d batches, need > 0", c.QueueBatches))
+	}
+	return errors.Join(errs...)
+}
+
+// Engine owns the sketches, the gutters and the local delta workers.
+//
+// Ingest, Query and Close must be called from one goroutine at a time.
+// Updates, Stats and MergeDelta are safe for concurrent use.
+type Engine struct {
+	cfg    Config
+	params sketch.Params
+	table  *sketch.Table
+	gut    *gutters.Gutters
+	locks  []sync.Mutex // by vertex: held while its sketch is written
+	wg     sync.WaitGroup
+
+	updates atomic.Uint64 // updates inserted into the gutters
+
+	mu struct {
+		sync.Mutex
+		applied uint64     // batches applied to the table
+		cond    *sync.Cond // signalled when applied changes
+	}
+	closed bool
+}
+
+// New builds an Engine for cfg and starts its delta workers. It returns the
+// errors of cfg.Validate and sketch.NewParams.
+func New(cfg Config) (*Engine, error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := sketch.NewParams(cfg.Vertices, cfg.SketchFactor, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	batch := max(1, int(cfg.BatchFactor*float64(p.BytesPerVertex())/4))
+	g, err := gutters.New(gutters.Config{Vertices: cfg.Vertices, BatchUpdates: batch, QueueBatches: cfg.QueueBatches})
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, params: p, table: sketch.NewTable(p), gut: g, locks: make([]sync.Mutex, cfg.Vertices)}
+	e.mu.cond = sync.NewCond(&e.mu.Mutex)
+	for range cfg.Workers {
+		e.wg.Go(e.deltaWorker)
+	}
+	return e, nil
+}
+
+// deltaWorker applies batches until the queue is closed. It runs in its own
+// goroutine.
+func (e *Engine) deltaWorker() {
+	for b := range e.gut.Batches() {
+		l := &e.locks[b.Vertex]
+		l.Lock()
+		e.table.ApplyBatch(b.Vertex, b.Neighbors)
+		l.Unlock()
+		e.gut.Release(b)
+		e.mu.Lock()
+		e.mu.applied++
+		e.mu.cond.Broadcast()
+		e.mu.Unlock()
+	}
+}
+
+// Params returns the sketch parameters.
+func (e *Engine) Params() sketch.Params { return e.params }
+
+// Config returns the configuration with defaults filled in.
+func (e *Engine) Config() Config { return e.cfg }
+
+// SketchBytes returns the memory of all sketches in bytes.
+func (e *Engine) SketchBytes() int64 { return e.table.Bytes() }
+
+// BatchUpdates returns the gutter capacity in neighbour ids.
+func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }
+
+// Updates returns the number of updates ingested so far.
+func (e *Engine) Updates() uint64 { return e.updates.Load() }
+
+// MergeDelta XORs delta, a sketch of BucketsPerVertex buckets computed by
+// sketch.Params.Delta for vertex v, into v's sketch. Merging the same delta
+// twice cancels it: the caller guarantees exactly once.
+func (e *Engine) MergeDelta(v uint32, delta []sketch.Bucket) {
+	l := &e.locks[v]
+	l.Lock()
+	sketch.Merge(e.table.Sketch(v), delta)
+	l.Unlock()
+}
+
+// Ingest reads src to its end and inserts every update into the gutters;
+// the delta workers sketch full batches meanwhile. src's header must match
+// Config.Vertices. It returns the number of updates read, and stops early
+// with ctx's cause when ctx is done or with src's *stream.FormatError on bad
+// input; updates read before an error stay applied.
+func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
+	if e.closed {
+		return 0, gutters.ErrClosed
+	}
+	if h := src.Header(); h.Vertices != e.cfg.Vertices {
+		return 0, fmt.Errorf("ingest: stream has %d vertices, engine %d", h.Vertices, e.cfg.Vertices)
+	}
+	buf := make([]stream.Update, readChunk)
+	var n uint64
+	for {
+		if err := context.Cause(ctx); err != nil {
+			return n, err
+		}
+		k, err := src.Read(buf)
+		if k > 0 {
+			e.gut.InsertBatch(buf[:k])
+			n += uint64(k)
+			e.updates.Add(uint64(k))
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// Flush emits every buffered update as a batch and waits until every batch
+// emitted so far has been applied to the sketches.
+func (e *Engine) Flush() {
+	e.gut.Flush()
+	target := e.gut.Stats().Batches
+	e.mu.Lock()
+	for e.mu.applied < target {
+		e.mu.cond.Wait()
+	}
+	e.mu.Unlock()
+}
+
+// Result is the answer to a connected-components query.
+type Result struct {
+	// Components is the number of connected components.
+	Components int
+	// Labels holds a component label in [0, Components) per vertex,
+	// numbered by each component's smallest vertex; len = Vertices.
+	Labels []uint32
+	// Forest is a spanning forest of the graph: Vertices − Components edges.
+	Forest sketch.Forest
+	// Boruvka counts the rounds, samples, merges and failures.
+	Boruvka sketch.BoruvkaStats
+	// AfterUpdates is the number of updates ingested before the query.
+	AfterUpdates uint64
+	// Flush is the time spent emptying the gutters and applying batches.
+	Flush time.Duration
+	// CC is the time spent in Boruvka and labelling.
+	CC time.Duration
+}
+
+// Query flushes the gutters and answers a connected-components query with
+// Boruvka's algorithm over the sketches. The sketches are left as they were,
+// so Ingest may continue afterwards. It returns an error wrapping
+// sketch.ErrTooManyRounds when the sketch columns run out (raise the sketch
+// factor); no partial answer is returned then.
+func (e *Engine) Query() (*Result, error) {
+	if e.closed {
+		return nil, gutters.ErrClosed
+	}
+	t0 := time.Now()
+	e.Flush()
+	t1 := time.Now()
+	d := dsu.New(e.cfg.Vertices)
+	forest, st, err := sketch.SpanningForest(e.table, d)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{
+		Components:   d.Sets(),
+		Labels:       d.Labels(),
+		Forest:       forest,
+		Boruvka:      st,
+		AfterUpdates: e.updates.Load(),
+		Flush:        t1.Sub(t0),
+	}
+	r.CC = time.Since(t1)
+	return r, nil
+}
+
+// Close stops the delta workers and waits for them. Buffered updates that
+// were not flushed are dropped. Close waits for all goroutines started by
+// New; it is idempotent.
+func (e *Engine) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	err := e.gut.Close()
+	e.wg.Wait()
+	return err
+}

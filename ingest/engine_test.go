@@ -1,0 +1,73 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+
+	"sketchcc/dsu"
+	"sketchcc/stream"
+)
+
+// replay returns the exact components of the final graph of the binary
+// stream at path, by toggling every update into an edge set and running a
+// plain union-find.
+func replay(t *testing.T, path string) (stream.Header, int) {
+	t.Helper()
+	f, err := stream.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := f.Reader(0, f.Header().Updates)
+	present := map[stream.Edge]bool{}
+	for r.Next() {
+		e := r.Update().Canonical()
+		if present[e] {
+			delete(present, e)
+		} else {
+			present[e] = true
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := dsu.New(f.Header().Vertices)
+	for e := range present {
+		d.Union(e.Src, e.Dst)
+	}
+	return f.Header(), d.Sets()
+}
+
+func TestMultiplesStream(t *testing.T) {
+	const path = "../testdata/multiples_graph_1024_stream.data"
+	h, want := replay(t, path)
+	if want != 78 { // DESIGN.md §6 and the data README: 78 components
+		t.Fatalf("ground truth replay gives %d components, the data README says 78", want)
+	}
+	for _, workers := range []int{1, 3} {
+		f, err := stream.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(Config{Vertices: h.Vertices, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := e.Ingest(context.Background(), f.Reader(0, h.Updates))
+		if err != nil || n != h.Updates {
+			t.Fatalf("ingest: %d updates, %v", n, err)
+		}
+		res, err := e.Query()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Components != want {
+			t.Errorf("workers=%d: %d components, want %d", workers, res.Components, want)
+		}
+		if len(res.Forest.Edges) != int(h.Vertices)-want {
+			t.Errorf("forest has %d edges, want %d", len(res.Forest.Edges), int(h.Vertices)-want)
+		}
+		e.Close()
+		f.Close()
+	}
+}

@@ -1,0 +1,32 @@
+// Package sketch implements the per-vertex linear sketches of sketchcc: one
+// CameoSketch-style ℓ0 sampler per vertex over its incidence vector, kept for
+// all vertices in one contiguous slab, and Boruvka's algorithm over them.
+//
+// The sketch is the AGM sketch (Ahn, Guha, McGregor, "Analyzing graph
+// structure via linear measurements", SODA 2012) in the column layout of
+// GraphZeppelin (Tench et al., SIGMOD 2022): XORing the sketches of a vertex
+// set S cancels every edge inside S and leaves exactly the edges crossing
+// the cut of S, which is what Boruvka samples.
+//
+// # Geometry (for V vertices, sketch factor f)
+//
+//	Rows     R = ceil(log2(V·(V−1)/2)) + 1      buckets per column
+//	Columns  S = max(18, ceil(f·log2(V)/0.737)) one ℓ0 sampler per Boruvka round
+//	Buckets  S·R + 1 per vertex: one deterministic bucket, then column-major
+//	Bytes    16 per bucket (Alpha, Gamma uint64)
+//
+// For V = 2^17: R = 34, S = 24, 817 buckets, 13,072 bytes per vertex.
+//
+// A vertex's sketch is the slice s of BucketsPerVertex buckets: s[0] is the
+// deterministic bucket, which receives every index, and s[1+c·R+d] is bucket
+// d of column c. An index idx goes into bucket d = ctz(hcol_c(idx)) of
+// column c when d < R. Every bucket XORs in (idx, hc(idx)); a bucket is good
+// (holds exactly one index, with probability 1 − 2^−64 per check) when
+// Gamma == hc(Alpha) and Alpha != 0.
+//
+// The checksum hash hc and each column hash hcol_c use independent seeds
+// derived from Params.Seed. All sketches that are merged must share Params.
+//
+// Sketches are deterministic given Params and not safe for concurrent use;
+// the caller serialises access to one vertex's buckets.
+package sketch

@@ -1,0 +1,118 @@
+package sketch
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// MaxColumns bounds Params.Columns (sketch factor up to about 22 at V = 2^32).
+const MaxColumns = 1024
+
+// minColumns is the floor on S, and columnDivisor the 0.737 of
+// S = max(18, ceil(f·log2(V)/0.737)): the expected share of supernodes that
+// a Boruvka round merges, so that S columns leave rounds to spare (DESIGN.md
+// §2; GraphZeppelin, SIGMOD 2022, §4).
+const (
+	minColumns    = 18
+	columnDivisor = 0.737
+)
+
+// ErrParams is wrapped by NewParams for a vertex count or factor it cannot use.
+var ErrParams = errors.New("sketch: bad parameters")
+
+// Params fixes the geometry and hash seeds shared by all sketches of one
+// graph. Build it with NewParams.
+type Params struct {
+	// Vertices is the number of vertices, in [2, 2^32).
+	Vertices uint32
+	// Factor is the sketch factor f: columns scale with it.
+	Factor float64
+	// Seed seeds the checksum and column hashes.
+	Seed uint64
+	// Rows is R, the buckets per column.
+	Rows int
+	// Columns is S, the ℓ0 samplers per vertex; a query may run at most S
+	// Boruvka rounds.
+	Columns int
+
+	// seeds[0] seeds the checksum hash; seeds[1+c] column c's hash.
+	seeds *[MaxColumns + 1]uint64
+}
+
+// NewParams computes the geometry of DESIGN.md §2 for vertices and sketch
+// factor f, with hash seeds derived from seed. It returns an error wrapping
+// ErrParams for vertices < 2 or a factor that is not positive and finite or
+// that needs more than MaxColumns columns.
+func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
+	if vertices < 2 {
+		return Params{}, fmt.Errorf("%w: %d vertices, need at least 2", ErrParams, vertices)
+	}
+	if !(factor > 0) || math.IsInf(factor, 0) {
+		return Params{}, fmt.Errorf("%w: sketch factor %v, need > 0", ErrParams, factor)
+	}
+	v := float64(vertices)
+	rows := int(math.Ceil(math.Log2(v*(v-1)/2))) + 1
+	cols := max(minColumns, int(math.Ceil(factor*math.Log2(v)/columnDivisor)))
+	if cols > MaxColumns {
+		return Params{}, fmt.Errorf("%w: sketch factor %v needs %d columns, at most %d",
+			ErrParams, factor, cols, MaxColumns)
+	}
+	p := Params{Vertices: vertices, Factor: factor, Seed: seed, Rows: rows, Columns: cols,
+		seeds: new([MaxColumns + 1]uint64)}
+	// Seeds are a splitmix64 sequence from seed: distinct and independent
+	// looking, so the checksum never shares a seed with a column.
+	s := seed
+	for i := range p.seeds {
+		s += 0x9e3779b97f4a7c15
+		p.seeds[i] = mix64(s)
+	}
+	return p, nil
+}
+
+// BucketsPerVertex returns S·R + 1.
+func (p Params) BucketsPerVertex() int { return p.Columns*p.Rows + 1 }
+
+// BytesPerVertex returns the sketch memory of one vertex in bytes:
+// 16·(S·R + 1).
+func (p Params) BytesPerVertex() int { return BucketBytes * p.BucketsPerVertex() }
+
+// TableBytes returns the memory of all vertices' sketches in bytes.
+func (p Params) TableBytes() int64 { return int64(p.Vertices) * int64(p.BytesPerVertex()) }
+
+// Compatible reports whether sketches built with p and q can be merged.
+func (p Params) Compatible(q Params) bool {
+	return p.Vertices == q.Vertices && p.Rows == q.Rows && p.Columns == q.Columns && p.Seed == q.Seed
+}
+
+// mix64 is the splitmix64 finalizer (Steele, Lea, Flood, "Fast splittable
+// pseudorandom number generators", OOPSLA 2014): a bijection on uint64 in
+// which every output bit depends on every input bit.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// hash is the seeded 64-bit hash of an edge index used for checksums and
+// column depths: the splitmix64 finalizer of idx plus a seed. Distinct
+// seeds give hash functions whose outputs are independent for all practical
+// purposes (the statistical tests check depths pairwise).
+func hash(idx, seed uint64) uint64 { return mix64(idx + seed) }
+
+// EdgeIndex returns the position of the undirected edge {u,v} in a vertex's
+// incidence vector: min(u,v)<<32 | max(u,v). It is never 0 for u != v.
+func EdgeIndex(u, v uint32) uint64 {
+	if u > v {
+		u, v = v, u
+	}
+	return uint64(u)<<32 | uint64(v)
+}
+
+// EdgeOf inverts EdgeIndex: it returns (min, max).
+func EdgeOf(idx uint64) (u, v uint32) { return uint32(idx >> 32), uint32(idx) }
+
+// depth returns the bucket row of hash value h, which is R or more when the
+// index goes into no bucket of that column.
+func depth(h uint64) int { return bits.TrailingZeros64(h) }
