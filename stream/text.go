@@ -21,6 +21,7 @@ type TextReader struct {
 	sc    *bufio.Scanner
 	name  string
 	typed bool
+	auto  bool // decide typed from the first update line
 	h     Header
 	line  int64
 	next  uint64
@@ -57,6 +58,16 @@ func NewTextReader(r io.Reader, name string, typed bool) (*TextReader, error) {
 		return nil, &FormatError{Name: name, Index: -1, Line: t.line, Err: ErrNoUpdates}
 	}
 	return t, nil
+}
+
+// NewTextReaderAuto is NewTextReader with the format decided by the first
+// update line: three fields mean typed, two untyped.
+func NewTextReaderAuto(r io.Reader, name string) (*TextReader, error) {
+	t, err := NewTextReader(r, name, false)
+	if t != nil {
+		t.auto = true
+	}
+	return t, err
 }
 
 // fields returns the fields of the next non-blank line.
@@ -120,6 +131,9 @@ func (t *TextReader) one() (Update, error) {
 	if t.next >= t.h.Updates {
 		return Update{}, &FormatError{Name: t.name, Index: idx, Line: t.line, Err: ErrTrailing,
 			Detail: fmt.Sprintf("header promises %d updates", t.h.Updates)}
+	}
+	if t.auto {
+		t.typed, t.auto = len(f) == 3, false
 	}
 	var u Update
 	want := "want \"src dst\""

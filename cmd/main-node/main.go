@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/ingest"
+	"sketchcc/stream"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError marks a bad command line: exit status 2.
+type usageError struct{ error }
+
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "main-node: %v\nRun 'main-node --help' for usage.\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "main-node: error: %v\n", err)
+		return 1
+	}
+}
+
+type config struct {
+	stream       string
+	format       string
+	json         bool
+	labels       string
+	forest       string
+	workers      int
+	sketchFactor float64
+	batchFactor  float64
+	seed         uint64
+	queueBatches int
+	progress     string
+	logLevel     string
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := pflag.NewFlagSet("main-node", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.stream, "stream", "", "edge-update stream to ingest (required)")
+	fs.StringVar(&c.format, "format", "binary", "stream format: binary (12-byte header, 9-byte records) or text (typed or untyped)")
+	fs.BoolVar(&c.json, "json", false, "print one JSON object on stdout instead of the summary")
+	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
+	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
+	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
+	fs.Float64Var(&c.sketchFactor, "sketch-factor", 1, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
+	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
+	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
+	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 4 × workers)")
+	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: main-node --stream FILE [flags]\n\n"+
+			"Ingests an edge-update stream into per-vertex ℓ0 sketches and prints the\n"+
+			"connected components of the final graph.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, err
+		}
+		return c, usageError{err}
+	}
+	var errs []error
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	if c.stream == "" {
+		errs = append(errs, errors.New("--stream is required"))
+	}
+	if c.format != "binary" && c.format != "text" {
+		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
+	}
+	if c.workers < 1 {
+		errs = append(errs, fmt.Errorf("--workers=%d, want at least 1", c.workers))
+	}
+	if !(c.sketchFactor > 0) {
+		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", c.sketchFactor))
+	}
+	if !(c.batchFactor > 0) || c.batchFactor > 64 {
+		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, 64]", c.batchFactor))
+	}
+	if c.queueBatches < 0 {
+		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.queueBatches))
+	}
+	if c.progress != "auto" && c.progress != "always" && c.progress != "never" {
+		errs = append(errs, fmt.Errorf("--progress=%q, want auto, always or never", c.progress))
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var lvl slog.Level
+	lvl.UnmarshalText([]byte(c.logLevel))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	src, closeSrc, err := openSource(c.stream, c.format)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	h := src.Header()
+	e, err := ingest.New(ingest.Config{
+		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
+		Seed: c.seed, Workers: c.workers, QueueBatches: c.queueBatches, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
+		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "workers", c.workers)
+
+	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
+	t0 := time.Now()
+	n, err := e.Ingest(ctx, src)
+	ingestTime := time.Since(t0)
+	stopProgress()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted after %d of %d updates; no answer", n, h.Updates)
+		}
+		return fmt.Errorf("after %d updates: %w", n, err)
+	}
+	if n != h.Updates {
+		return fmt.Errorf("%s: read %d updates, header promises %d", c.stream, n, h.Updates)
+	}
+	res, err := e.Query()
+	if err != nil {
+		return err
+	}
+	log.Info("query done", "components", res.Components, "flush", res.Flush, "cc", res.CC,
+		"round", res.Boruvka.Rounds)
+	if err := writeOutputs(c, res); err != nil {
+		return err
+	}
+	return report(stdout, c, e, h, ingestTime, res)
+}
+
+// openSource opens the stream at path in the given format. The returned
+// func closes it.
+func openSource(path, format string) (stream.Source, func(), error) {
+	if format == "binary" {
+		f, err := stream.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f.Reader(0, f.Header().Updates), func() { f.Close() }, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
+	}
+	t, err := stream.NewTextReaderAuto(f, path)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return t, func() { f.Close() }, nil
+}

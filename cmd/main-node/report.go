@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+
+	"sketchcc/ingest"
+	"sketchcc/stream"
+)
+
+// summary is the --json output; field names are a stable interface.
+type summary struct {
+	Stream               string  `json:"stream"`
+	Vertices             uint32  `json:"vertices"`
+	Updates              uint64  `json:"updates"`
+	Components           int     `json:"components"`
+	IngestSeconds        float64 `json:"ingest_seconds"`
+	InsertUpdatesPerSec  float64 `json:"insert_updates_per_second"`
+	UpdatesPerSecond     float64 `json:"updates_per_second"`
+	EndToEndSeconds      float64 `json:"end_to_end_seconds"`
+	QuerySeconds         float64 `json:"query_seconds"`
+	FlushSeconds         float64 `json:"flush_seconds"`
+	CCSeconds            float64 `json:"cc_seconds"`
+	BoruvkaRounds        int     `json:"boruvka_rounds"`
+	BoruvkaMerges        int     `json:"boruvka_merges"`
+	BoruvkaFails         int     `json:"boruvka_fails"`
+	SketchBytes          int64   `json:"sketch_bytes"`
+	SketchBytesPerVertex int     `json:"sketch_bytes_per_vertex"`
+	SketchColumns        int     `json:"sketch_columns"`
+	SketchRows           int     `json:"sketch_rows"`
+	BatchUpdates         int     `json:"batch_updates"`
+	Workers              int     `json:"workers"`
+	PeakRSSBytes         int64   `json:"peak_rss_bytes"`
+}
+
+func peakRSS() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // Linux reports KiB
+}
+
+func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, ingestTime time.Duration, res *ingest.Result) error {
+	p := e.Params()
+	e2e := ingestTime + res.Flush
+	s := summary{
+		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
+		IngestSeconds:       ingestTime.Seconds(),
+		InsertUpdatesPerSec: float64(res.AfterUpdates) / ingestTime.Seconds(),
+		UpdatesPerSecond:    float64(res.AfterUpdates) / e2e.Seconds(),
+		EndToEndSeconds:     e2e.Seconds(),
+		QuerySeconds:        (res.Flush + res.CC).Seconds(),
+		FlushSeconds:        res.Flush.Seconds(),
+		CCSeconds:           res.CC.Seconds(),
+		BoruvkaRounds:       res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
+		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
+		SketchColumns: p.Columns, SketchRows: p.Rows,
+		BatchUpdates: e.BatchUpdates(), Workers: e.Config().Workers,
+		PeakRSSBytes: peakRSS(),
+	}
+	if c.json {
+		enc := json.NewEncoder(w)
+		return enc.Encode(s)
+	}
+	_, err := fmt.Fprintf(w, `stream        %s
+vertices      %d
+updates       %d
+components    %d
+ingestion     %.3f s end to end, %s updates/s (insertion %.3f s, final flush %.3f s)
+query         %.4f s (flush %.4f s, Boruvka %.4f s, %d rounds, %d fails)
+sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
+peak RSS      %s
+`, s.Stream, s.Vertices, s.Updates, s.Components,
+		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds,
+		s.QuerySeconds, s.FlushSeconds, s.CCSeconds, s.BoruvkaRounds, s.BoruvkaFails,
+		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
+		humanBytes(s.PeakRSSBytes))
+	return err
+}
+
+func humanCount(x float64) string {
+	switch {
+	case x >= 1e9:
+		return fmt.Sprintf("%.2f G", x/1e9)
+	case x >= 1e6:
+		return fmt.Sprintf("%.2f M", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.2f k", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func humanBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// writeOutputs writes the --labels and --forest files.
+func writeOutputs(c config, res *ingest.Result) error {
+	if c.labels != "" {
+		err := writeLines(c.labels, len(res.Labels), func(b []byte, i int) []byte {
+			b = strconv.AppendUint(b, uint64(i), 10)
+			b = append(b, ' ')
+			return strconv.AppendUint(b, uint64(res.Labels[i]), 10)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if c.forest != "" {
+		err := writeLines(c.forest, len(res.Forest.Edges), func(b []byte, i int) []byte {
+			e := res.Forest.Edges[i]
+			b = strconv.AppendUint(b, uint64(e.Src), 10)
+			b = append(b, ' ')
+			return strconv.AppendUint(b, uint64(e.Dst), 10)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeLines(path string, n int, line func([]byte, int) []byte) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	var b []byte
+	for i := range n {
+		b = append(line(b[:0], i), '\n')
+		w.Write(b)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// startProgress shows a progress bar on stderr while updates are ingested,
+// polling count every 200 ms. The returned func stops it and waits.
+func startProgress(mode string, stderr io.Writer, total uint64, count func() uint64) func() {
+	f, isFile := stderr.(*os.File)
+	if mode == "never" || (mode == "auto" && !(isFile && term.IsTerminal(int(f.Fd())))) {
+		return func() {}
+	}
+	bar := progressbar.NewOptions64(int64(total),
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetDescription("ingesting"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetItsString("updates"),
+		progressbar.OptionShowIts(),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				bar.Set64(int64(count()))
+				bar.Finish()
+				return
+			case <-t.C:
+				bar.Set64(int64(count()))
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
