@@ -95,11 +95,6 @@ func mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-// hash is the seeded 64-bit hash of an edge index used for checksums and
-// column depths: the splitmix64 finalizer of idx plus a seed. Distinct
-// seeds give hash functions whose outputs are independent for all practical
-// purposes (the statistical tests check depths pairwise).
-func hash(idx, seed uint64) uint64 { return mix64(idx + seed) }
 
 // EdgeIndex returns the position of the undirected edge {u,v} in a vertex's
 // incidence vector: min(u,v)<<32 | max(u,v). It is never 0 for u != v.

@@ -1,0 +1,30 @@
+package sketch
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func mustParams(t testing.TB, v uint32, f float64, seed uint64) Params {
+	t.Helper()
+	p, err := NewParams(v, f, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// randomNeighbors returns k distinct vertices of [0, n) other than v.
+func randomNeighbors(rng *rand.Rand, n, v uint32, k int) []uint32 {
+	seen := make(map[uint32]bool, k)
+	out := make([]uint32, 0, k)
+	for len(out) < k {
+		u := rng.Uint32N(n)
+		if u == v || seen[u] {
+			continue
+		}
+		seen[u] = true
+		out = append(out, u)
+	}
+	return out
+}
