@@ -95,7 +95,6 @@ func mix64(z uint64) uint64 {
 	return z ^ (z >> 31)
 }
 
-
 // EdgeIndex returns the position of the undirected edge {u,v} in a vertex's
 // incidence vector: min(u,v)<<32 | max(u,v). It is never 0 for u != v.
 func EdgeIndex(u, v uint32) uint64 {
