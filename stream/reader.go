@@ -154,6 +154,9 @@ func (r *Reader) Read(dst []Update) (int, error) {
 				n += i
 				r.next += uint64(i)
 				r.pos += i * RecordBytes
+				if n == 0 {
+					return 0, r.err
+				}
 				return n, nil
 			}
 			out[i] = Update{Type: UpdateType(t), Edge: Edge{Src: s, Dst: d}}
