@@ -71,9 +71,11 @@ func checkHeader(h Header, name string) error {
 	if h.Updates == 0 {
 		return &FormatError{Name: name, Index: -1, Err: ErrNoUpdates}
 	}
-	if h.Updates > math.MaxInt64/RecordBytes {
+	// Bound the count so that RecordOffset(h.Updates), the size the header
+	// promises, fits an int64.
+	if h.Updates > (math.MaxInt64-HeaderBytes)/RecordBytes {
 		return &FormatError{Name: name, Index: -1, Err: ErrTruncated,
-			Detail: fmt.Sprintf("header promises %d updates", h.Updates)}
+			Detail: fmt.Sprintf("header promises %d updates, more than 2^63 bytes", h.Updates)}
 	}
 	return nil
 }
@@ -244,6 +246,10 @@ func Open(path string) (*File, error) {
 	r, err := newNamedReader(f, path)
 	if err != nil {
 		f.Close()
+		var fe *FormatError
+		if errors.As(err, &fe) && fe.Err == ErrTruncated && fi.Mode().IsRegular() {
+			fe.Detail = fmt.Sprintf("file is %d bytes, %s", fi.Size(), fe.Detail)
+		}
 		return nil, err
 	}
 	h := r.h
