@@ -1,0 +1,470 @@
+package edgelist
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	"sketchcc/dsu"
+	"sketchcc/stream"
+)
+
+// Format names an input format. Its String form is the name used on the
+// command line.
+type Format int
+
+const (
+	// Snap is a whitespace- or comma-separated edge list with '#' or '%'
+	// comments and arbitrary integer ids.
+	Snap Format = iota
+	// MTX is a MatrixMarket coordinate file (1-based, declared size).
+	MTX
+	// LG is the Graphs.jl LG text format (1-based, declared size).
+	LG
+	// GML is the Graph Modelling Language (declared node list).
+	GML
+	// Text is the untyped text stream format: "n m", then "u v" lines
+	// (0-based, declared size).
+	Text
+)
+
+var formatNames = [...]string{Snap: "snap", MTX: "mtx", LG: "lg", GML: "gml", Text: "text"}
+
+// String returns the format's command-line name, for example "snap".
+func (f Format) String() string {
+	if f >= 0 && int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ParseFormat returns the Format named name ("snap", "mtx", "lg", "gml" or
+// "text"). It returns an error wrapping ErrUnsupported for any other name.
+func ParseFormat(name string) (Format, error) {
+	for f, n := range formatNames {
+		if n == name {
+			return Format(f), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: format %q (want snap, mtx, lg, gml or text)", ErrUnsupported, name)
+}
+
+var (
+	// ErrSyntax is returned for a line or token that does not parse.
+	ErrSyntax = errors.New("edgelist: syntax error")
+	// ErrRange is returned for an id outside the declared vertex range, or
+	// a count or id too large for 32-bit vertex ids.
+	ErrRange = errors.New("edgelist: id out of range")
+	// ErrCount is returned when a file holds fewer or more entries than its
+	// header declares.
+	ErrCount = errors.New("edgelist: entry count does not match the header")
+	// ErrNoVertices is returned for an input that yields no vertex at all.
+	ErrNoVertices = errors.New("edgelist: no vertices")
+	// ErrUnsupported is returned for a format variant this package does not
+	// read, such as a MatrixMarket array file.
+	ErrUnsupported = errors.New("edgelist: unsupported input")
+)
+
+// ParseError reports a problem at one line of an input. Use errors.Is on it
+// to test for the sentinel it wraps.
+type ParseError struct {
+	// Name is the input's name (usually its path), or "".
+	Name string
+	// Line is the 1-based line number, or 0 when the problem concerns the
+	// whole input (for example a missing header).
+	Line int64
+	// Detail says what was found, for example `got "1 x"`.
+	Detail string
+	// Err is the sentinel error or the underlying I/O error.
+	Err error
+}
+
+func (e *ParseError) Error() string {
+	var b []byte
+	b = append(b, "edgelist: "...)
+	if e.Name != "" {
+		b = append(b, e.Name...)
+		b = append(b, ": "...)
+	}
+	if e.Line > 0 {
+		b = fmt.Appendf(b, "line %d: ", e.Line)
+	}
+	msg := e.Err.Error()
+	if len(msg) > 10 && msg[:10] == "edgelist: " {
+		msg = msg[10:]
+	}
+	b = append(b, msg...)
+	if e.Detail != "" {
+		b = append(b, " ("...)
+		b = append(b, e.Detail...)
+		b = append(b, ')')
+	}
+	return string(b)
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }
+
+// Stats counts what a parser read and dropped.
+type Stats struct {
+	// Lines is the number of physical lines read, comments included.
+	Lines int64 `json:"lines"`
+	// Entries is the number of edge entries read (edge lines, MTX entries,
+	// GML edge blocks, events), self-loops and duplicates included.
+	Entries int64 `json:"entries"`
+	// SelfLoops is the number of entries with equal endpoints, dropped.
+	SelfLoops int64 `json:"self_loops_dropped"`
+	// Duplicates is the number of entries that repeat an edge already read
+	// (in either direction), dropped.
+	Duplicates int64 `json:"duplicates_dropped"`
+}
+
+// Graph is a simple undirected graph over the dense vertex ids
+// [0, Vertices).
+type Graph struct {
+	// Vertices is the number of vertices.
+	Vertices uint32
+	// Edges holds each edge once with Src < Dst, sorted by (Src, Dst).
+	Edges []stream.Edge
+	// Original[v] is the id vertex v had in the input; it has Vertices
+	// entries in ascending order.
+	Original []int64
+	// Stats counts the lines and dropped entries.
+	Stats Stats
+}
+
+// Components returns the number of connected components of g, isolated
+// vertices included, by a union-find over its edges.
+func (g *Graph) Components() int {
+	return Components(g.Vertices, g.Edges)
+}
+
+// Components returns the number of connected components of the graph with
+// vertex ids [0, vertices) and the given edges, by a plain union-find. Every
+// endpoint must be < vertices.
+func Components(vertices uint32, edges []stream.Edge) int {
+	d := dsu.New(vertices)
+	for _, e := range edges {
+		d.Union(e.Src, e.Dst)
+	}
+	return d.Sets()
+}
+
+// Parse reads a graph in format f from r. name is used in errors. Gzip
+// input is decompressed first. It returns a *ParseError for bad input and
+// an error wrapping ErrNoVertices for an input with no vertex.
+func Parse(r io.Reader, name string, f Format) (*Graph, error) {
+	dr, err := Decompressed(r)
+	if err != nil {
+		return nil, &ParseError{Name: name, Err: err}
+	}
+	lr := newLineReader(dr, name)
+	var b *builder
+	switch f {
+	case Snap:
+		b, err = parseSnap(lr)
+	case MTX:
+		b, err = parseMTX(lr)
+	case LG:
+		b, err = parseLG(lr)
+	case GML:
+		b, err = parseGML(lr)
+	case Text:
+		b, err = parseText(lr)
+	default:
+		return nil, fmt.Errorf("%w: %v", ErrUnsupported, f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.finish(name)
+}
+
+// Decompressed returns a reader of r's content: gunzipped if r starts with
+// the gzip magic bytes 1f 8b, else r itself (buffered). It returns an error
+// only for a gzip header that does not parse.
+func Decompressed(r io.Reader) (io.Reader, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read gzip header: %w", err)
+		}
+		return zr, nil
+	}
+	return br, nil
+}
+
+// builder collects raw entries and turns them into a Graph.
+type builder struct {
+	// declared is the declared vertex count, or -1 when the vertex set is
+	// the set of ids seen.
+	declared int64
+	// base is subtracted from a declared-format id to get the dense id.
+	base int64
+	// original holds the declared ids (GML) when they are not base+v.
+	original []int64
+	// pairs holds endpoint pairs: dense ids when declared >= 0, original
+	// ids otherwise.
+	pairs []int64
+	// loops holds the ids seen only in self-loops, when declared < 0.
+	loops []int64
+	stats Stats
+}
+
+// add records one entry with endpoints u and v.
+func (b *builder) add(u, v int64) {
+	b.stats.Entries++
+	if u == v {
+		b.stats.SelfLoops++
+		if b.declared < 0 {
+			b.loops = append(b.loops, u)
+		}
+		return
+	}
+	b.pairs = append(b.pairs, u, v)
+}
+
+// finish relabels, deduplicates and sorts.
+func (b *builder) finish(name string) (*Graph, error) {
+	g := &Graph{Stats: b.stats}
+	switch {
+	case b.original != nil:
+		g.Original = b.original
+	case b.declared >= 0:
+		g.Original = make([]int64, b.declared)
+		for i := range g.Original {
+			g.Original[i] = b.base + int64(i)
+		}
+	default:
+		ids := make([]int64, 0, len(b.pairs)+len(b.loops))
+		ids = append(ids, b.pairs...)
+		ids = append(ids, b.loops...)
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		g.Original = slices.Clip(ids)
+		// Relabel in place through a rank lookup.
+		for i, id := range b.pairs {
+			r, _ := slices.BinarySearch(ids, id)
+			b.pairs[i] = int64(r)
+		}
+	}
+	if len(g.Original) == 0 {
+		return nil, &ParseError{Name: name, Err: ErrNoVertices}
+	}
+	if len(g.Original) > 1<<32-1 {
+		return nil, &ParseError{Name: name, Err: ErrRange,
+			Detail: fmt.Sprintf("%d vertices do not fit 32-bit ids", len(g.Original))}
+	}
+	g.Vertices = uint32(len(g.Original))
+	g.Edges, g.Stats.Duplicates = simpleEdges(b.pairs)
+	b.pairs = nil
+	return g, nil
+}
+
+// simpleEdges returns the distinct undirected edges of the dense endpoint
+// pairs, Src < Dst, sorted, and the number of repeats dropped.
+func simpleEdges(pairs []int64) ([]stream.Edge, int64) {
+	keys := make([]uint64, len(pairs)/2)
+	for i := range keys {
+		u, v := uint64(pairs[2*i]), uint64(pairs[2*i+1])
+		keys[i] = min(u, v)<<32 | max(u, v)
+	}
+	slices.Sort(keys)
+	uniq := slices.Compact(keys)
+	edges := make([]stream.Edge, len(uniq))
+	for i, k := range uniq {
+		edges[i] = stream.Edge{Src: uint32(k >> 32), Dst: uint32(k)}
+	}
+	return edges, int64(len(keys) - len(uniq))
+}
+
+// Union merges graphs over one id space (for example daily snapshots): it
+// returns the ascending union of their Original ids and each graph's edges
+// relabelled to ranks in that union. Relabelling is monotone, so every
+// returned edge list keeps Src < Dst and its sorted order. It returns an
+// error wrapping ErrRange if the union has 2^32 ids or more.
+func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error) {
+	for _, g := range graphs {
+		original = append(original, g.Original...)
+	}
+	slices.Sort(original)
+	original = slices.Clip(slices.Compact(original))
+	if len(original) > 1<<32-1 {
+		return nil, nil, fmt.Errorf("%w: %d vertices in the union", ErrRange, len(original))
+	}
+	edges = make([][]stream.Edge, len(graphs))
+	for i, g := range graphs {
+		remap := make([]uint32, g.Vertices)
+		j := 0
+		for v, id := range g.Original {
+			for original[j] != id {
+				j++
+			}
+			remap[v] = uint32(j)
+		}
+		es := make([]stream.Edge, len(g.Edges))
+		for k, e := range g.Edges {
+			es[k] = stream.Edge{Src: remap[e.Src], Dst: remap[e.Dst]}
+		}
+		edges[i] = es
+	}
+	return original, edges, nil
+}
+
+// WriteMap writes one "new original" line per vertex: the dense id and the
+// id it had in the input.
+func WriteMap(w io.Writer, original []int64) error {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	var line []byte
+	for v, id := range original {
+		line = strconv.AppendInt(line[:0], int64(v), 10)
+		line = append(line, ' ')
+		line = strconv.AppendInt(line, id, 10)
+		line = append(line, '\n')
+		bw.Write(line)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("edgelist: cannot write id map: %w", err)
+	}
+	return nil
+}
+
+// maxLineBytes bounds one input line so that a file with no newlines
+// cannot make a parser buffer it whole.
+const maxLineBytes = 1 << 20
+
+// lineReader yields lines without their line ends (LF or CRLF) and counts
+// them.
+type lineReader struct {
+	br   *bufio.Reader
+	name string
+	line int64
+	buf  []byte
+	err  error
+}
+
+func newLineReader(r io.Reader, name string) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+}
+
+// next returns the next line, valid until the following call. It returns
+// ok = false at the end of input or on error; see errAt.
+func (l *lineReader) next() (line []byte, ok bool) {
+	if l.err != nil {
+		return nil, false
+	}
+	b, err := l.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.buf = append(l.buf[:0], b...)
+		for err == bufio.ErrBufferFull {
+			if len(l.buf) > maxLineBytes {
+				l.line++
+				l.err = &ParseError{Name: l.name, Line: l.line, Err: ErrSyntax,
+					Detail: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
+				return nil, false
+			}
+			b, err = l.br.ReadSlice('\n')
+			l.buf = append(l.buf, b...)
+		}
+		b = l.buf
+	}
+	if err != nil && err != io.EOF {
+		l.err = &ParseError{Name: l.name, Line: l.line + 1, Err: err}
+		return nil, false
+	}
+	if len(b) == 0 && err == io.EOF {
+		l.err = io.EOF
+		return nil, false
+	}
+	l.line++
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	b = bytes.TrimSuffix(b, []byte{'\r'})
+	return b, true
+}
+
+// failure returns the error that stopped next, or nil at a clean end.
+func (l *lineReader) failure() error {
+	if l.err == io.EOF {
+		return nil
+	}
+	return l.err
+}
+
+// errorf returns a *ParseError for the current line.
+func (l *lineReader) errorf(sentinel error, format string, args ...any) error {
+	return &ParseError{Name: l.name, Line: l.line, Err: sentinel, Detail: fmt.Sprintf(format, args...)}
+}
+
+// splitFields appends to dst the fields of line separated by runs of
+// spaces, tabs and commas.
+func splitFields(line []byte, dst [][]byte) [][]byte {
+	dst = dst[:0]
+	start := -1
+	for i, c := range line {
+		if c == ' ' || c == '\t' || c == ',' || c == '\r' || c == '\v' || c == '\f' {
+			if start >= 0 {
+				dst = append(dst, line[start:i])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		dst = append(dst, line[start:])
+	}
+	return dst
+}
+
+// parseInt parses a signed decimal integer without allocating.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	neg := false
+	switch b[0] {
+	case '-':
+		neg = true
+		b = b[1:]
+	case '+':
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		if len(b) > 18 {
+			n, err := strconv.ParseInt(string(b), 10, 64)
+			if err != nil {
+				return 0, false
+			}
+			if neg {
+				n = -n
+			}
+			return n, true
+		}
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// isComment reports whether a line is blank or a '#' or '%' comment.
+func isComment(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t\r")
+	return len(t) == 0 || t[0] == '#' || t[0] == '%'
+}
