@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -241,7 +243,9 @@ func Open(path string) (*File, error) {
 	}
 	if fi.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("stream: %s is a directory", path)
+		// Say it as the read would, so that callers can test for
+		// syscall.EISDIR with errors.Is.
+		return nil, fmt.Errorf("stream: cannot open: %w", &fs.PathError{Op: "open", Path: path, Err: syscall.EISDIR})
 	}
 	r, err := newNamedReader(f, path)
 	if err != nil {
