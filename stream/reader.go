@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -224,13 +225,20 @@ type File struct {
 	f    *os.File
 	name string
 	h    Header
+
+	// regular is false for a pipe, socket or device: such a file can be
+	// read only in order, so it has one Reader, from record 0, and taken
+	// says whether it was handed out.
+	regular bool
+	taken   atomic.Bool
 }
 
 // Open opens the binary stream at path, reads its header and checks the
 // file's size against it before any update is read: a file shorter than
 // 12 + 9·Updates bytes is a *FormatError wrapping ErrTruncated that gives
 // both sizes, a longer one wraps ErrTrailing. It advises the kernel that the
-// file will be read sequentially.
+// file will be read sequentially. The size of a pipe or device cannot be
+// checked up front; its Reader reports truncation when it meets it.
 func Open(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -272,7 +280,7 @@ func Open(path string) (*File, error) {
 		// Advice only; a failure changes nothing but speed.
 		_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_SEQUENTIAL)
 	}
-	return &File{f: f, name: path, h: h}, nil
+	return &File{f: f, name: path, h: h, regular: fi.Mode().IsRegular()}, nil
 }
 
 // Header returns the file's header.
@@ -283,10 +291,22 @@ func (f *File) Name() string { return f.name }
 
 // Reader returns a Reader for records [lo, hi) of the file. Its errors
 // carry absolute record indices and byte offsets. hi is capped at
-// Header().Updates.
+// Header().Updates. Reader is safe for concurrent use.
+//
+// A file that is not a regular file (a pipe, /dev/stdin) can only be read
+// in order: its first Reader must start at record 0, and any other Reader
+// fails on its first Read with an error wrapping errors.ErrUnsupported.
 func (f *File) Reader(lo, hi uint64) *Reader {
 	hi = min(hi, f.h.Updates)
 	lo = min(lo, hi)
+	if !f.regular {
+		r := &Reader{r: f.f, name: f.name, h: f.h, next: lo, limit: hi}
+		if lo != 0 || f.taken.Swap(true) {
+			r.err = fmt.Errorf("stream: %s is not a regular file, so it can be read only once, from record 0 (asked for [%d, %d)): %w",
+				f.name, lo, hi, errors.ErrUnsupported)
+		}
+		return r
+	}
 	off := RecordOffset(lo)
 	sr := io.NewSectionReader(f.f, off, RecordOffset(hi)-off)
 	return &Reader{r: sr, name: f.name, h: f.h, next: lo, limit: hi}
