@@ -211,13 +211,17 @@ func (r *Reader) fill() {
 	bad := r.next + uint64(r.end/RecordBytes)
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		r.pending = &FormatError{Name: r.name, Index: int64(bad), Offset: RecordOffset(bad),
-			Err:    errors.Join(io.ErrUnexpectedEOF, ErrTruncated),
+			Err:    truncatedEOF,
 			Detail: fmt.Sprintf("header promises %d updates", r.h.Updates)}
 		return
 	}
 	r.pending = fmt.Errorf("stream: %s: cannot read update %d at byte offset %d: %w",
 		r.name, bad, RecordOffset(bad), err)
 }
+
+// truncatedEOF ends a stream that stops before its header's count: it is
+// both ErrTruncated and io.ErrUnexpectedEOF, on one line.
+var truncatedEOF = fmt.Errorf("%w: %w", ErrTruncated, io.ErrUnexpectedEOF)
 
 // File is an open binary stream file whose size has been checked against its
 // header. Its Readers read disjoint record ranges and may run concurrently.
