@@ -33,7 +33,8 @@ type Reader struct {
 	next     uint64 // index of the next record to decode
 	limit    uint64 // index one past the last record to read
 	pending  error  // error to report once buf[pos:end] is decoded
-	err      error  // sticky error
+	err      error  // sticky error: io.EOF or a *FormatError
+	nextErr  error  // the error that ended Next
 	one      [1]Update
 	cur      Update
 }
@@ -54,7 +55,7 @@ func newNamedReader(r io.Reader, name string) (*Reader, error) {
 		} else if err == io.EOF || err == io.ErrUnexpectedEOF {
 			err = io.ErrUnexpectedEOF
 		} else {
-			return nil, fmt.Errorf("stream: %s: cannot read header: %w", name, err)
+			return nil, fmt.Errorf("stream: %scannot read header: %w", namePrefix(name), err)
 		}
 		return nil, &FormatError{Name: name, Index: -1, Offset: 0, Err: err,
 			Detail: fmt.Sprintf("%d of %d header bytes", n, HeaderBytes)}
@@ -104,29 +105,37 @@ func (r *Reader) Header() Header { return r.h }
 // Next advances to the next update and reports whether there is one. After
 // it returns false, Err reports the error, if any.
 func (r *Reader) Next() bool {
-	n, _ := r.Read(r.one[:])
+	n, err := r.Read(r.one[:])
 	if n == 1 {
 		r.cur = r.one[0]
 		return true
 	}
+	r.nextErr = err
 	return false
 }
 
 // Update returns the update Next advanced to.
 func (r *Reader) Update() Update { return r.cur }
 
-// Err returns the first error met, or nil at a clean end of the stream.
+// Err returns the error that made Next return false, or nil at a clean end
+// of the stream.
 func (r *Reader) Err() error {
-	if r.err == io.EOF {
+	if r.nextErr == io.EOF {
 		return nil
 	}
-	return r.err
+	return r.nextErr
 }
 
 // Read decodes up to len(dst) updates into dst. See Source.Read. A record
 // that fails a check ends the stream with a *FormatError naming its index
 // and byte offset; a stream that ends before the header's count ends with a
-// *FormatError wrapping io.ErrUnexpectedEOF and ErrTruncated.
+// *FormatError wrapping io.ErrUnexpectedEOF and ErrTruncated. Both are
+// returned again by every later call.
+//
+// Any other error of the underlying reader is returned once, wrapped with
+// the position, after the updates decoded before it; a later call reads
+// again from where it stopped, as bufio.Reader does, so a caller may retry
+// after a transient error such as a timeout.
 func (r *Reader) Read(dst []Update) (int, error) {
 	if r.err != nil {
 		return 0, r.err
@@ -135,7 +144,6 @@ func (r *Reader) Read(dst []Update) (int, error) {
 	for n < len(dst) {
 		if r.end-r.pos < RecordBytes {
 			if r.pending != nil {
-				r.err = r.pending
 				break
 			}
 			if r.next >= r.limit {
@@ -173,7 +181,15 @@ func (r *Reader) Read(dst []Update) (int, error) {
 	if n > 0 {
 		return n, nil
 	}
-	return 0, r.err
+	if r.err != nil {
+		return 0, r.err
+	}
+	err := r.pending
+	r.pending = nil
+	if _, ok := err.(*FormatError); ok {
+		r.err = err // a short input stays short
+	}
+	return 0, err
 }
 
 func (r *Reader) recordError(i uint64, t uint8, s, d uint32) error {
@@ -215,8 +231,8 @@ func (r *Reader) fill() {
 			Detail: fmt.Sprintf("header promises %d updates", r.h.Updates)}
 		return
 	}
-	r.pending = fmt.Errorf("stream: %s: cannot read update %d at byte offset %d: %w",
-		r.name, bad, RecordOffset(bad), err)
+	r.pending = fmt.Errorf("stream: %scannot read update %d at byte offset %d: %w",
+		namePrefix(r.name), bad, RecordOffset(bad), err)
 }
 
 // truncatedEOF ends a stream that stops before its header's count: it is
@@ -318,3 +334,11 @@ func (f *File) Reader(lo, hi uint64) *Reader {
 
 // Close closes the file. Readers must not be used after it.
 func (f *File) Close() error { return f.f.Close() }
+
+// namePrefix returns "name: ", or "" for an unnamed input.
+func namePrefix(name string) string {
+	if name == "" {
+		return ""
+	}
+	return name + ": "
+}
