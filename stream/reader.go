@@ -42,6 +42,10 @@ type Reader struct {
 // NewReader reads and checks the header from r and returns a Reader for the
 // records that follow. It returns a *FormatError wrapping ErrEmpty,
 // io.ErrUnexpectedEOF, ErrNoVertices or ErrNoUpdates for a bad header.
+//
+// After the last record the Reader reads once more to check that r ends
+// there, and reports a *FormatError wrapping ErrTrailing if it does not;
+// wrap r in an io.LimitReader if more data follows the stream.
 func NewReader(r io.Reader) (*Reader, error) {
 	return newNamedReader(r, "")
 }
@@ -132,6 +136,8 @@ func (r *Reader) Err() error {
 // *FormatError wrapping io.ErrUnexpectedEOF and ErrTruncated. Both are
 // returned again by every later call.
 //
+// Bytes after the last record are a *FormatError wrapping ErrTrailing.
+//
 // Any other error of the underlying reader is returned once, wrapped with
 // the position, after the updates decoded before it; a later call reads
 // again from where it stopped, as bufio.Reader does, so a caller may retry
@@ -147,7 +153,7 @@ func (r *Reader) Read(dst []Update) (int, error) {
 				break
 			}
 			if r.next >= r.limit {
-				r.err = io.EOF
+				r.atEnd()
 				break
 			}
 			r.fill()
@@ -190,6 +196,28 @@ func (r *Reader) Read(dst []Update) (int, error) {
 		r.err = err // a short input stays short
 	}
 	return 0, err
+}
+
+// atEnd decides what follows the last record: io.EOF when the input ends
+// there, a *FormatError wrapping ErrTrailing when it does not. A Reader for
+// a range that stops before the stream's end does not look.
+func (r *Reader) atEnd() {
+	if r.limit < r.h.Updates {
+		r.err = io.EOF
+		return
+	}
+	var b [1]byte
+	n, err := io.ReadFull(r.r, b[:])
+	switch {
+	case n > 0:
+		r.err = &FormatError{Name: r.name, Index: int64(r.limit), Offset: RecordOffset(r.limit),
+			Err: ErrTrailing, Detail: fmt.Sprintf("header promises %d updates", r.h.Updates)}
+	case err == io.EOF:
+		r.err = io.EOF
+	default:
+		r.pending = fmt.Errorf("stream: %scannot read past the last update at byte offset %d: %w",
+			namePrefix(r.name), RecordOffset(r.limit), err)
+	}
 }
 
 func (r *Reader) recordError(i uint64, t uint8, s, d uint32) error {
