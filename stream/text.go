@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,32 +8,40 @@ import (
 )
 
 // maxTextLineBytes bounds one text line so that a file with no newlines
-// cannot make the reader buffer it whole.
+// cannot make the reader buffer it whole. It is also the read buffer.
 const maxTextLineBytes = 1 << 16
 
 // TextReader decodes the text formats: typed ("type src dst" lines) or
 // untyped ("src dst" lines, all inserts). It applies the same checks as
 // Reader and reports problems with their line number.
 //
+// A read error of the underlying reader is returned once, with the line
+// number; a later call reads on from where it stopped, as bufio.Reader
+// does. Bad input is a *FormatError, returned by every later call.
+//
 // TextReader is not safe for concurrent use.
 type TextReader struct {
-	sc    *bufio.Scanner
-	name  string
-	typed bool
-	auto  bool // decide typed from the first update line
-	h     Header
-	line  int64
-	next  uint64
-	err   error
+	r        io.Reader
+	buf      []byte
+	pos, end int  // unread bytes are buf[pos:end]
+	eof      bool // r has returned io.EOF
+	text     []byte
+	name     string
+	typed    bool
+	auto     bool // decide typed from the first update line
+	header   bool // the header line has been read
+	h        Header
+	line     int64 // number of the last line read, 1-based
+	next     uint64
+	err      error // sticky: io.EOF or a *FormatError
+	pending  error // read error to return after the updates before it
 }
 
 // NewTextReader reads the first line "vertices count" of r. typed selects
 // "type src dst" lines, else "src dst". name, if not empty, is used in
 // errors.
 func NewTextReader(r io.Reader, name string, typed bool) (*TextReader, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxTextLineBytes)
-	t := &TextReader{sc: sc, name: name, typed: typed}
+	t := &TextReader{r: r, buf: make([]byte, maxTextLineBytes), name: name, typed: typed}
 	f, ok, err := t.fields()
 	if err != nil {
 		return nil, err
@@ -51,6 +58,7 @@ func NewTextReader(r io.Reader, name string, typed bool) (*TextReader, error) {
 		return nil, t.syntax(-1, "want \"vertices updates\"")
 	}
 	t.h = Header{Vertices: uint32(v), Updates: m}
+	t.header = true
 	if t.h.Vertices < 2 {
 		return nil, &FormatError{Name: name, Index: -1, Line: t.line, Err: ErrNoVertices}
 	}
@@ -70,25 +78,81 @@ func NewTextReaderAuto(r io.Reader, name string) (*TextReader, error) {
 	return t, err
 }
 
-// fields returns the fields of the next non-blank line.
+// fields returns the fields of the next non-blank line, and false at the
+// end of the input.
 func (t *TextReader) fields() ([][]byte, bool, error) {
-	for t.sc.Scan() {
+	for {
+		line, err := t.readLine()
+		if err == io.EOF {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
 		t.line++
-		f := bytes.Fields(t.sc.Bytes())
-		if len(f) > 0 {
+		t.text = line
+		if f := bytes.Fields(line); len(f) > 0 {
 			return f, true, nil
 		}
 	}
-	if err := t.sc.Err(); err != nil {
-		return nil, false, &FormatError{Name: t.name, Index: int64(t.next), Line: t.line + 1,
-			Err: ErrSyntax, Detail: err.Error()}
+}
+
+// readLine returns the next line without its '\n', valid until the next
+// call, or io.EOF at the end of the input.
+func (t *TextReader) readLine() ([]byte, error) {
+	for empty := 0; ; {
+		if i := bytes.IndexByte(t.buf[t.pos:t.end], '\n'); i >= 0 {
+			line := t.buf[t.pos : t.pos+i]
+			t.pos += i + 1
+			return line, nil
+		}
+		if t.eof {
+			if t.pos == t.end {
+				return nil, io.EOF
+			}
+			line := t.buf[t.pos:t.end] // a last line with no '\n'
+			t.pos = t.end
+			return line, nil
+		}
+		if t.pos > 0 {
+			t.end = copy(t.buf, t.buf[t.pos:t.end])
+			t.pos = 0
+		}
+		if t.end == len(t.buf) {
+			return nil, &FormatError{Name: t.name, Index: t.index(), Line: t.line + 1, Err: ErrSyntax,
+				Detail: fmt.Sprintf("line longer than %d bytes", len(t.buf))}
+		}
+		n, err := t.r.Read(t.buf[t.end:])
+		t.end += n
+		switch {
+		case err == io.EOF:
+			t.eof = true
+		case err != nil:
+			return nil, fmt.Errorf("stream: %scannot read line %d: %w", namePrefix(t.name), t.line+1, err)
+		case n == 0:
+			if empty++; empty == 100 {
+				return nil, fmt.Errorf("stream: %scannot read line %d: %w", namePrefix(t.name), t.line+1, io.ErrNoProgress)
+			}
+		}
 	}
-	return nil, false, nil
+}
+
+// index is the update index for an error at the current line: -1 in the
+// header.
+func (t *TextReader) index() int64 {
+	if !t.header {
+		return -1
+	}
+	return int64(t.next)
 }
 
 func (t *TextReader) syntax(index int64, detail string) error {
+	got := t.text
+	if len(got) > 80 { // quote enough to recognise the line, not 64 KiB of it
+		got = got[:80]
+	}
 	return &FormatError{Name: t.name, Index: index, Line: t.line, Err: ErrSyntax,
-		Detail: fmt.Sprintf("%s, got %q", detail, t.sc.Bytes())}
+		Detail: fmt.Sprintf("%s, got %q", detail, got)}
 }
 
 // Header returns the header from the first line.
@@ -99,11 +163,19 @@ func (t *TextReader) Read(dst []Update) (int, error) {
 	if t.err != nil {
 		return 0, t.err
 	}
+	if err := t.pending; err != nil {
+		t.pending = nil
+		return 0, err
+	}
 	n := 0
 	for n < len(dst) {
 		u, err := t.one()
 		if err != nil {
-			t.err = err
+			if _, ok := err.(*FormatError); ok || err == io.EOF {
+				t.err = err
+			} else {
+				t.pending = err
+			}
 			break
 		}
 		dst[n] = u
@@ -112,7 +184,12 @@ func (t *TextReader) Read(dst []Update) (int, error) {
 	if n > 0 {
 		return n, nil
 	}
-	return 0, t.err
+	if t.err != nil {
+		return 0, t.err
+	}
+	err := t.pending
+	t.pending = nil
+	return 0, err
 }
 
 func (t *TextReader) one() (Update, error) {
@@ -124,7 +201,7 @@ func (t *TextReader) one() (Update, error) {
 	if !ok {
 		if t.next < t.h.Updates {
 			return Update{}, &FormatError{Name: t.name, Index: idx, Line: t.line + 1,
-				Err: ErrTruncated, Detail: fmt.Sprintf("header promises %d updates", t.h.Updates)}
+				Err: truncatedEOF, Detail: fmt.Sprintf("header promises %d updates", t.h.Updates)}
 		}
 		return Update{}, io.EOF
 	}
