@@ -21,6 +21,7 @@ package gutters
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"sketchcc/stream"
 )
@@ -59,8 +60,17 @@ func (c Config) Validate() error {
 	}
 	if c.Vertices >= 1<<31 {
 		errs = append(errs, fmt.Errorf("gutters: Vertices = %d, need < 2^31", c.Vertices))
+	} else if q := c.withDefaults().QueueBatches; q > 0 && uint64(c.Vertices)+uint64(q) > math.MaxInt32 {
+		// Buffers are numbered by int32: one per vertex, then the spares.
+		errs = append(errs, fmt.Errorf("gutters: Vertices + QueueBatches = %d, need < 2^31",
+			uint64(c.Vertices)+uint64(q)))
 	}
 	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	c.ensureDefaults()
+	return c
 }
 
 func (c *Config) ensureDefaults() {
