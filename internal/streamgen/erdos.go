@@ -1,0 +1,55 @@
+package streamgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// ErdosConfig configures Erdos.
+type ErdosConfig struct {
+	// Vertices is the number of vertices, in [2, MaxVertices].
+	Vertices uint32
+	// Density is the probability, in [0, 1], that a pair is a final edge.
+	Density float64
+	Config
+}
+
+// DefaultErdosConfig returns settings for a test stream: three churn rounds
+// deleting and re-inserting 10% of the edges each, 2% transient updates, no
+// deliberately isolated vertex.
+func DefaultErdosConfig(vertices uint32, density float64, seed uint64) ErdosConfig {
+	return ErdosConfig{Vertices: vertices, Density: density, Config: Config{
+		Seed: seed, Rounds: 3, Churn: 0.1, Transient: 0.02,
+	}}
+}
+
+// Erdos writes a dynamic stream whose final graph is a G(n, p) random graph
+// (each pair an edge independently with probability Density) to out
+// (binary format) and, if cum is not nil, the final edge set to cum
+// (untyped text format). Labels are randomly permuted. See the package doc
+// for the stream's shape. It returns the summary, an error from cfg's
+// validation, from the writers, or ctx.Err().
+func Erdos(ctx context.Context, cfg ErdosConfig, out, cum io.Writer) (Summary, error) {
+	if cfg.Vertices < 2 || cfg.Vertices > MaxVertices {
+		return Summary{}, fmt.Errorf("streamgen: %d vertices, want [2, %d]", cfg.Vertices, MaxVertices)
+	}
+	if !(cfg.Density >= 0 && cfg.Density <= 1) {
+		return Summary{}, fmt.Errorf("streamgen: density %v, want [0, 1]", cfg.Density)
+	}
+	b := idBitsFor(cfg.Vertices)
+	classes := make([]float64, (b+1)*(b+1))
+	for i := range classes {
+		classes[i] = cfg.Density
+	}
+	v := float64(cfg.Vertices)
+	m := modelParams{name: "erdos", vertices: cfg.Vertices, idBits: b, classes: classes,
+		expectedEdges: cfg.Density * v * (v - 1) / 2}
+	g, err := newPairGen(m, cfg.Config)
+	if err != nil {
+		return Summary{}, err
+	}
+	s, err := g.generate(ctx, "erdos", out, cum)
+	s.Seed, s.Density = cfg.Seed, cfg.Density
+	return s, err
+}
