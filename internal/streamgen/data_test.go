@@ -224,8 +224,12 @@ func TestTemporal_Unsorted(t *testing.T) {
 	for r.Next() {
 		got = append(got, r.Update())
 	}
-	ins := func(a, b uint32) stream.Update { return stream.Update{Type: stream.Insert, Edge: stream.Edge{Src: a, Dst: b}} }
-	del := func(a, b uint32) stream.Update { return stream.Update{Type: stream.Delete, Edge: stream.Edge{Src: a, Dst: b}} }
+	ins := func(a, b uint32) stream.Update {
+		return stream.Update{Type: stream.Insert, Edge: stream.Edge{Src: a, Dst: b}}
+	}
+	del := func(a, b uint32) stream.Update {
+		return stream.Update{Type: stream.Delete, Edge: stream.Edge{Src: a, Dst: b}}
+	}
 	want := []stream.Update{ins(0, 1), del(0, 1), ins(1, 2), del(1, 2), ins(0, 1)}
 	if !slices.Equal(got, want) || s.Edges != 1 || s.Components != 2 {
 		t.Fatalf("got %v (%+v), want %v", got, s, want)
