@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/internal/edgelist"
+	"sketchcc/internal/replay"
+	"sketchcc/stream"
+)
+
+// openStream opens a stream file. A binary file is opened with stream.Open,
+// which checks its size against the header, unless it is gzip-compressed;
+// a text file (typed or untyped, decided by its first update line) may be
+// gzip-compressed too. The returned func closes the file.
+func openStream(path, format string) (stream.Source, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
+	}
+	var magic [2]byte
+	n, _ := io.ReadFull(f, magic[:])
+	gz := n == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("cannot read stream: %w", err)
+	}
+	if format == "binary" && !gz {
+		f.Close()
+		sf, err := stream.Open(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sf.Reader(0, sf.Header().Updates), func() { sf.Close() }, nil
+	}
+	r, err := edgelist.Decompressed(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var src stream.Source
+	if format == "binary" {
+		src, err = stream.NewReader(r)
+	} else {
+		src, err = stream.NewTextReaderAuto(r, path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return src, func() { f.Close() }, nil
+}
+
+// progress returns a replay progress callback that logs about every 10%.
+func progress(e *env, total uint64) func(uint64) {
+	step := max(total/10, 1<<20)
+	next := step
+	t0 := time.Now()
+	return func(n uint64) {
+		if n >= next {
+			e.log.Info("replaying", "updates", n, "of", total, "duration", time.Since(t0).Round(time.Millisecond))
+			next += step
+		}
+	}
+}
+
+type validateResult struct {
+	Valid  bool   `json:"valid"`
+	Stream string `json:"stream"`
+	// On failure:
+	Error  string `json:"error,omitempty"`
+	Index  *int64 `json:"index,omitempty"`
+	Offset *int64 `json:"offset,omitempty"`
+	replay.Result
+}
+
+var validateCommand = &command{
+	usage: "streamtool validate FILE",
+	about: `Checks that a binary stream is well formed: the file size matches the
+header, every type byte is 0 or 1, ids are in range, there are no
+self-loops, no insert of a present edge and no delete of an absent one.
+Prints a JSON verdict; on the first violation also the update index and
+byte offset (exit status 1). Memory: a bit per vertex pair (V²/16 bytes)
+up to --max-bitmap-bytes, else a hash set of the edges.
+`,
+	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
+		var maxBitmap int64
+		fs.Int64Var(&maxBitmap, "max-bitmap-bytes", replay.DefaultMaxBitmapBytes, "largest pair bitmap; larger graphs use a hash set")
+		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
+			path, err := oneArg(fs, "stream file")
+			if err != nil {
+				return err
+			}
+			r := validateResult{Stream: path}
+			src, closeSrc, err := openStream(path, "binary")
+			if err == nil {
+				defer closeSrc()
+				r.Result, _, err = replay.Run(src, replay.Config{Strict: true, Name: path,
+					MaxBitmapBytes: maxBitmap, Progress: progress(e, src.Header().Updates)})
+			}
+			if err == nil {
+				r.Valid = true
+				return e.printJSON(r)
+			}
+			var fe *stream.FormatError
+			if !errors.As(err, &fe) {
+				return err // not a verdict on the stream: cannot read it
+			}
+			r.Error = err.Error()
+			if fe.Index >= 0 {
+				r.Index, r.Offset = &fe.Index, &fe.Offset
+			}
+			fmt.Fprintf(e.stderr, "streamtool: invalid stream: %v\n", err)
+			if err := e.printJSON(r); err != nil {
+				return err
+			}
+			return errReported
+		}
+	},
+}
+
+var ccCommand = &command{
+	usage: "streamtool cc FILE [--format binary|text] [--labels FILE]",
+	about: `Prints the exact number of connected components of a stream's final
+graph, replaying it with a plain union-find at the end. Every update
+toggles its edge whatever its type, as in the XOR sketches (use validate to
+check well-formedness). Text streams may be typed ("t u v") or untyped
+("u v"); either format may be gzip-compressed. This is the ground truth.
+`,
+	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
+		var format, labels string
+		var maxBitmap int64
+		fs.StringVar(&format, "format", "binary", "stream format: binary or text")
+		fs.StringVar(&labels, "labels", "", "write one 'vertex component' line per vertex to this file")
+		fs.Int64Var(&maxBitmap, "max-bitmap-bytes", replay.DefaultMaxBitmapBytes, "largest pair bitmap; larger graphs use a hash set")
+		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
+			path, err := oneArg(fs, "stream file")
+			if err != nil {
+				return err
+			}
+			if format != "binary" && format != "text" {
+				return usagef("--format=%q, want binary or text", format)
+			}
+			src, closeSrc, err := openStream(path, format)
+			if err != nil {
+				return err
+			}
+			defer closeSrc()
+			res, set, err := replay.Run(src, replay.Config{Name: path, MaxBitmapBytes: maxBitmap,
+				Progress: progress(e, src.Header().Updates)})
+			if err != nil {
+				return err
+			}
+			if labels != "" {
+				var o outputs
+				defer o.abort()
+				f, err := o.create(labels)
+				if err != nil {
+					return err
+				}
+				bw := bufio.NewWriterSize(f, 256<<10)
+				var line []byte
+				for v, l := range set.Components().Labels() {
+					line = strconv.AppendUint(line[:0], uint64(v), 10)
+					line = append(line, ' ')
+					line = strconv.AppendUint(line, uint64(l), 10)
+					line = append(line, '\n')
+					bw.Write(line)
+				}
+				if err := bw.Flush(); err != nil {
+					return fmt.Errorf("cannot write labels: %w", err)
+				}
+				if err := o.commit(); err != nil {
+					return err
+				}
+			}
+			return e.printJSON(struct {
+				Vertices   uint32 `json:"vertices"`
+				Updates    uint64 `json:"updates"`
+				Edges      int64  `json:"edges"`
+				Components int    `json:"components"`
+			}{res.Vertices, res.Updates, res.Edges, res.Components})
+		}
+	},
+}

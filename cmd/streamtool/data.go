@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/internal/edgelist"
+	"sketchcc/internal/streamgen"
+)
+
+// readGraph parses the file at path in format f.
+func readGraph(path string, f edgelist.Format) (*edgelist.Graph, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open input: %w", err)
+	}
+	defer in.Close()
+	return edgelist.Parse(in, path, f)
+}
+
+func parseFormatFlag(name string) (edgelist.Format, error) {
+	f, err := edgelist.ParseFormat(name)
+	if err != nil {
+		return 0, usagef("--from=%q: want snap, mtx, lg, gml or text", name)
+	}
+	return f, nil
+}
+
+type convertResult struct {
+	Input      string `json:"input"`
+	Format     string `json:"format"`
+	Output     string `json:"output"`
+	Map        string `json:"map,omitempty"`
+	Vertices   uint32 `json:"vertices"`
+	Edges      int    `json:"edges"`
+	Components int    `json:"components"`
+	edgelist.Stats
+}
+
+var convertCommand = &command{
+	usage: "streamtool convert --from FORMAT IN -o OUT",
+	about: `Converts a public edge list into a binary stream that inserts every edge
+once, in ascending (src, dst) order. Formats: snap (SNAP/KONECT/CSV "u v
+[more]" lines, '#'/'%' comments, a header line of words skipped), mtx
+(MatrixMarket coordinate, 1-based, declared size), lg (Graphs.jl LG,
+1-based, declared size), gml (node and edge lists), text ("n m" then
+"u v" lines, 0-based). Gzip input is detected by its magic bytes.
+Ids become their rank among all ids of the file (so 1..n become 0..n-1);
+OUT.map gets "new original" lines. Direction is ignored; self-loops and
+repeated edges are dropped and counted. Prints a JSON summary with the
+exact number of components. Bad input names the file and line and leaves
+no output.
+`,
+	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
+		var from, out string
+		var noMap bool
+		fs.StringVar(&from, "from", "", "input format (required): snap, mtx, lg, gml or text")
+		fs.StringVarP(&out, "output", "o", "", "binary stream to write (required)")
+		fs.BoolVar(&noMap, "no-map", false, "do not write OUTPUT.map")
+		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
+			in, err := oneArg(fs, "input file")
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return usagef("--output is required")
+			}
+			f, err := parseFormatFlag(from)
+			if err != nil {
+				return err
+			}
+			t0 := time.Now()
+			g, err := readGraph(in, f)
+			if err != nil {
+				return err
+			}
+			e.log.Info("parsed", "input", in, "vertices", g.Vertices, "edges", len(g.Edges),
+				"duration", time.Since(t0).Round(time.Millisecond))
+			var o outputs
+			defer o.abort()
+			w, err := o.create(out)
+			if err != nil {
+				return err
+			}
+			if err := streamgen.WriteInserts(w, g.Vertices, g.Edges); err != nil {
+				return fmt.Errorf("%s: %w", in, err)
+			}
+			r := convertResult{Input: in, Format: f.String(), Output: out, Vertices: g.Vertices,
+				Edges: len(g.Edges), Components: g.Components(), Stats: g.Stats}
+			if !noMap {
+				r.Map = out + ".map"
+				mw, err := o.create(r.Map)
+				if err != nil {
+					return err
+				}
+				if err := edgelist.WriteMap(mw, g.Original); err != nil {
+					return err
+				}
+			}
+			if err := o.commit(); err != nil {
+				return err
+			}
+			return e.printJSON(r)
+		}
+	},
+}
+
+type snapshotResult struct {
+	File     string `json:"file"`
+	Vertices uint32 `json:"vertices"`
+	streamgen.Snapshot
+}
+
+type snapshotsResult struct {
+	Output     string           `json:"output"`
+	Map        string           `json:"map,omitempty"`
+	Vertices   uint32           `json:"vertices"`
+	Updates    uint64           `json:"updates"`
+	Inserts    uint64           `json:"inserts"`
+	Deletes    uint64           `json:"deletes"`
+	Edges      int              `json:"edges"`
+	Components int              `json:"components"`
+	Snapshots  []snapshotResult `json:"snapshots"`
+}
+
+var snapshotsCommand = &command{
+	usage: "streamtool snapshots --from FORMAT A B C ... -o OUT",
+	about: `Turns a series of snapshots of one graph (the same id space, for example
+the daily as-733 files, given in time order) into one binary stream over
+the union of their vertices: the inserts of A's edges, then per step
+exactly the deletions and insertions that turn each snapshot into the
+next (deletions first, each in ascending order). Ids are relabelled by
+rank in the union; OUT.map gets "new original" lines. Prints a JSON
+summary with, per snapshot, the update count at its end (after_updates),
+its edges and its exact number of components over the union vertex set.
+`,
+	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
+		var from, out string
+		var noMap bool
+		fs.StringVar(&from, "from", "snap", "input format: snap, mtx, lg, gml or text")
+		fs.StringVarP(&out, "output", "o", "", "binary stream to write (required)")
+		fs.BoolVar(&noMap, "no-map", false, "do not write OUTPUT.map")
+		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
+			if fs.NArg() == 0 {
+				return usagef("missing snapshot files")
+			}
+			if out == "" {
+				return usagef("--output is required")
+			}
+			f, err := parseFormatFlag(from)
+			if err != nil {
+				return err
+			}
+			var gs []*edgelist.Graph
+			for _, path := range fs.Args() {
+				g, err := readGraph(path, f)
+				if err != nil {
+					return err
+				}
+				e.log.Info("parsed", "input", path, "vertices", g.Vertices, "edges", len(g.Edges))
+				gs = append(gs, g)
+			}
+			original, edges, err := edgelist.Union(gs)
+			if err != nil {
+				return err
+			}
+			var o outputs
+			defer o.abort()
+			w, err := o.create(out)
+			if err != nil {
+				return err
+			}
+			v := uint32(len(original))
+			snaps, err := streamgen.Snapshots(w, v, edges)
+			if err != nil {
+				return err
+			}
+			r := snapshotsResult{Output: out, Vertices: v}
+			for i, s := range snaps {
+				r.Snapshots = append(r.Snapshots, snapshotResult{File: fs.Arg(i), Vertices: gs[i].Vertices, Snapshot: s})
+				r.Inserts += uint64(s.Inserted)
+				r.Deletes += uint64(s.Deleted)
+			}
+			final := snaps[len(snaps)-1]
+			r.Updates, r.Edges, r.Components = final.AfterUpdates, final.Edges, final.Components
+			if !noMap {
+				r.Map = out + ".map"
+				mw, err := o.create(r.Map)
+				if err != nil {
+					return err
+				}
+				if err := edgelist.WriteMap(mw, original); err != nil {
+					return err
+				}
+			}
+			if err := o.commit(); err != nil {
+				return err
+			}
+			return e.printJSON(r)
+		}
+	},
+}
+
+type temporalResult struct {
+	Input     string  `json:"input"`
+	Output    string  `json:"output"`
+	Map       string  `json:"map,omitempty"`
+	Window    float64 `json:"window"`
+	Lines     int64   `json:"lines"`
+	SelfLoops int64   `json:"self_loops_dropped"`
+	streamgen.TemporalSummary
+}
+
+var temporalCommand = &command{
+	usage: "streamtool temporal --window W IN -o OUT",
+	about: `Turns timestamped events ("u v t" or "u,v,rating,t": the timestamp is the
+last column unless --time-column says otherwise) into a binary stream in
+which each edge is inserted at its first event and deleted once more than
+W time units pass without another event on it (it comes back at its next
+event). Edges whose last event is within W of the last event stay. Events
+are taken in time order (sorted stably if the file is not). Ids are
+relabelled by rank; OUT.map gets "new original" lines. W may be "inf".
+Prints a JSON summary with the final graph's exact components.
+`,
+	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
+		var from, out, checkpoints string
+		var window float64
+		var timeColumn int
+		var noMap bool
+		fs.StringVar(&from, "from", "snap", "input format: only snap (SNAP temporal or CSV) is supported")
+		fs.Float64Var(&window, "window", -1, "edge lifetime after its last event, in the input's time units (required); inf keeps every edge")
+		fs.IntVar(&timeColumn, "time-column", 0, "1-based column of the timestamp; 0 means the last column")
+		fs.StringVar(&checkpoints, "checkpoints", "", "comma-separated fractions of the events (e.g. 0.25,0.5,0.75) after which to report edges and components")
+		fs.StringVarP(&out, "output", "o", "", "binary stream to write (required)")
+		fs.BoolVar(&noMap, "no-map", false, "do not write OUTPUT.map")
+		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
+			in, err := oneArg(fs, "input file")
+			if err != nil {
+				return err
+			}
+			var errs []error
+			if out == "" {
+				errs = append(errs, errors.New("--output is required"))
+			}
+			if from != "snap" {
+				errs = append(errs, fmt.Errorf("--from=%q: only snap is supported for events", from))
+			}
+			if !(window >= 0) {
+				errs = append(errs, errors.New("--window is required and must be >= 0"))
+			}
+			if timeColumn != 0 && timeColumn < 3 {
+				errs = append(errs, fmt.Errorf("--time-column=%d: want 0 (last) or >= 3", timeColumn))
+			}
+			var fractions []float64
+			if checkpoints != "" {
+				for _, s := range strings.Split(checkpoints, ",") {
+					x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+					if err != nil || x < 0 || x > 1 {
+						errs = append(errs, fmt.Errorf("--checkpoints: %q is not a fraction in [0, 1]", s))
+						continue
+					}
+					fractions = append(fractions, x)
+				}
+			}
+			if err := errors.Join(errs...); err != nil {
+				return usageError{err}
+			}
+			fin, err := os.Open(in)
+			if err != nil {
+				return fmt.Errorf("cannot open input: %w", err)
+			}
+			ev, err := edgelist.ParseEvents(fin, in, timeColumn)
+			fin.Close()
+			if err != nil {
+				return err
+			}
+			cfg := streamgen.TemporalConfig{Window: window}
+			for _, x := range fractions {
+				cfg.Checkpoints = append(cfg.Checkpoints, int(math.Round(x*float64(len(ev.List)))))
+			}
+			slices.Sort(cfg.Checkpoints)
+			cfg.Checkpoints = slices.Compact(cfg.Checkpoints)
+			var o outputs
+			defer o.abort()
+			w, err := o.create(out)
+			if err != nil {
+				return err
+			}
+			s, err := streamgen.Temporal(w, ev, cfg)
+			if err != nil {
+				return fmt.Errorf("%s: %w", in, err)
+			}
+			r := temporalResult{Input: in, Output: out, Window: window, Lines: ev.Stats.Lines,
+				SelfLoops: ev.Stats.SelfLoops, TemporalSummary: s}
+			if math.IsInf(window, 1) {
+				r.Window = math.MaxFloat64 // JSON has no infinity
+			}
+			if !noMap {
+				r.Map = out + ".map"
+				mw, err := o.create(r.Map)
+				if err != nil {
+					return err
+				}
+				if err := edgelist.WriteMap(mw, ev.Original); err != nil {
+					return err
+				}
+			}
+			if err := o.commit(); err != nil {
+				return err
+			}
+			return e.printJSON(r)
+		}
+	},
+}

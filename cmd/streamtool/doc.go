@@ -1,0 +1,22 @@
+// Command streamtool builds, converts and checks edge-update streams for
+// sketchcc: the binary format of package stream (12-byte header, 9-byte
+// records) and the untyped text "cumulative" format for ground truth.
+//
+//	streamtool gen kron --scale N [--seed S] -o OUT        Kronecker stream (+ OUT.cum)
+//	streamtool gen erdos --vertices N --density P -o OUT   Erdős–Rényi stream (+ OUT.cum)
+//	streamtool convert --from FORMAT IN -o OUT             edge list -> inserts (+ OUT.map)
+//	streamtool snapshots --from FORMAT A B ... -o OUT      snapshot diffs (+ OUT.map)
+//	streamtool temporal --window W IN -o OUT               expiring temporal edges (+ OUT.map)
+//	streamtool validate FILE                               well-formedness check
+//	streamtool cc FILE [--format binary|text]              exact components (ground truth)
+//
+// Every command prints one JSON object on stdout and logs to stderr
+// (--log-level). Exit status: 0 success, 1 runtime or input error (the
+// message names the file and line or update index and byte offset), 2 usage
+// error. Output files are written under temporary names and renamed into
+// place only on success, so a failed command leaves none behind.
+//
+// The logic lives in sketchcc/internal/streamgen (generators and stream
+// builders), sketchcc/internal/edgelist (parsers and relabelling) and
+// sketchcc/internal/replay (exact replay and validation).
+package main

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError marks a bad command line: exit status 2.
+type usageError struct{ error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "streamtool: %v\nRun 'streamtool --help' for usage.\n", err)
+		return 2
+	case errors.Is(err, errReported):
+		return 1
+	default:
+		fmt.Fprintf(stderr, "streamtool: error: %v\n", err)
+		return 1
+	}
+}
+
+// errReported is returned by a command that has already printed its
+// failure (validate's JSON verdict): exit status 1, nothing more printed.
+var errReported = errors.New("failure already reported")
+
+const topUsage = `Usage: streamtool COMMAND [flags] [args]
+
+Builds, converts and checks edge-update streams (binary format: 12-byte
+header, 9-byte records; see package stream).
+
+Commands:
+  gen kron       Kronecker stream with deletions (--scale N --seed S -o OUT)
+  gen erdos      Erdős–Rényi stream with deletions (--vertices N --density P -o OUT)
+  convert        public edge list -> binary stream of inserts (--from FORMAT IN -o OUT)
+  snapshots      snapshots of one graph -> one stream of their differences
+  temporal       timestamped events -> stream with expiring edges (--window W)
+  validate       check that a binary stream is well formed
+  cc             exact connected components of a stream's final graph
+
+Results are JSON on stdout; logs go to stderr. Exit status: 0 success,
+1 runtime or input error, 2 usage error. Run 'streamtool COMMAND --help'
+for a command's flags.
+`
+
+// command is one subcommand. setup registers its flags into a fresh
+// configuration and returns the function that runs it once the flags are
+// parsed.
+type command struct {
+	usage string // first line: "streamtool convert --from FORMAT IN -o OUT"
+	about string // what it does, a few lines
+	setup func(fs *pflag.FlagSet) func(ctx context.Context, e *env, fs *pflag.FlagSet) error
+}
+
+var commands = map[string]*command{
+	"gen kron":  genKronCommand,
+	"gen erdos": genErdosCommand,
+	"convert":   convertCommand,
+	"snapshots": snapshotsCommand,
+	"temporal":  temporalCommand,
+	"validate":  validateCommand,
+	"cc":        ccCommand,
+}
+
+// env is what a command needs from main.
+type env struct {
+	stdout, stderr io.Writer
+	log            *slog.Logger
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, topUsage)
+		return usagef("no command")
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, topUsage)
+		return nil
+	case "gen":
+		if len(args) < 2 || args[1] == "-h" || args[1] == "--help" {
+			fmt.Fprint(stdout, "Usage: streamtool gen kron|erdos [flags]\n\nRun 'streamtool gen kron --help' or 'streamtool gen erdos --help'.\n")
+			if len(args) < 2 {
+				return usagef("gen: missing model (kron or erdos)")
+			}
+			return nil
+		}
+		name, args = "gen "+args[1], args[1:]
+	}
+	c, ok := commands[name]
+	if !ok {
+		return usagef("unknown command %q", name)
+	}
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.SortFlags = false
+	runCommand := c.setup(fs)
+	logLevel := fs.String("log-level", "info", "log level on stderr: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: %s\n\n%s\nFlags:\n", c.usage, c.about)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usagef("--log-level=%q: %v", *logLevel, err)
+	}
+	e := &env{stdout: stdout, stderr: stderr,
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))}
+	return runCommand(ctx, e, fs)
+}
+
+// printJSON writes v as indented JSON to the command's stdout.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// outputs creates files under temporary names next to their final paths
+// and renames them into place only when every one is complete, so that a
+// failed command leaves no output behind.
+type outputs struct {
+	files []*os.File
+	paths []string
+}
+
+// create opens a temporary file in path's directory; commit renames it to
+// path.
+func (o *outputs) create(path string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot create output: %w", err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("cannot create output: %w", err)
+	}
+	o.files = append(o.files, f)
+	o.paths = append(o.paths, path)
+	return f, nil
+}
+
+// commit closes every file and renames it to its final path.
+func (o *outputs) commit() error {
+	for i, f := range o.files {
+		if err := f.Close(); err != nil {
+			o.abort()
+			return fmt.Errorf("cannot write %s: %w", o.paths[i], err)
+		}
+	}
+	for i, f := range o.files {
+		if err := os.Rename(f.Name(), o.paths[i]); err != nil {
+			o.abort()
+			return fmt.Errorf("cannot write %s: %w", o.paths[i], err)
+		}
+	}
+	o.files, o.paths = nil, nil
+	return nil
+}
+
+// abort closes and removes every file not yet committed. It is safe to
+// call after commit.
+func (o *outputs) abort() {
+	for _, f := range o.files {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	o.files, o.paths = nil, nil
+}
+
+// oneArg returns the single positional argument, or a usage error.
+func oneArg(fs *pflag.FlagSet, what string) (string, error) {
+	switch fs.NArg() {
+	case 1:
+		return fs.Arg(0), nil
+	case 0:
+		return "", usagef("missing %s", what)
+	}
+	return "", usagef("want one %s, got %q", what, fs.Args())
+}
+
+// defaultWorkers is the default of every --workers flag.
+func defaultWorkers() int { return runtime.GOMAXPROCS(0) }
