@@ -236,8 +236,12 @@ func encode(t *testing.T, vertices uint32, us ...stream.Update) []byte {
 
 func TestValidate(t *testing.T) {
 	dir := t.TempDir()
-	ins := func(a, b uint32) stream.Update { return stream.Update{Type: stream.Insert, Edge: stream.Edge{Src: a, Dst: b}} }
-	del := func(a, b uint32) stream.Update { return stream.Update{Type: stream.Delete, Edge: stream.Edge{Src: a, Dst: b}} }
+	ins := func(a, b uint32) stream.Update {
+		return stream.Update{Type: stream.Insert, Edge: stream.Edge{Src: a, Dst: b}}
+	}
+	del := func(a, b uint32) stream.Update {
+		return stream.Update{Type: stream.Delete, Edge: stream.Edge{Src: a, Dst: b}}
+	}
 	good := encode(t, 4, ins(0, 1), ins(1, 2), del(0, 1), ins(3, 2))
 	p := filepath.Join(dir, "good.bin")
 	requireNoError(t, os.WriteFile(p, good, 0o644))
