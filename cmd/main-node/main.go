@@ -14,7 +14,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"golang.org/x/sys/unix"
+
 	"sketchcc/ingest"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -134,6 +137,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer closeSrc()
 	h := src.Header()
+	if err := checkMemory(c, h.Vertices); err != nil {
+		return err
+	}
 	e, err := ingest.New(ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
 		Seed: c.seed, Workers: c.workers, QueueBatches: c.queueBatches, Logger: log,
@@ -169,6 +175,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return report(stdout, c, e, h, ingestTime, res)
+}
+
+// checkMemory refuses a stream whose sketches and gutters cannot be
+// allocated on this machine, before trying: the 12-byte header sets how
+// many gigabytes are allocated, and an allocation the kernel refuses is a
+// fatal runtime error with a stack dump, not an error.
+func checkMemory(c config, vertices uint32) error {
+	p, err := sketch.NewParams(vertices, c.sketchFactor, c.seed)
+	if err != nil {
+		return err
+	}
+	// Sized as ingest.New sizes them.
+	batch := max(1, int(c.batchFactor*float64(p.BytesPerVertex())/4))
+	queue := c.queueBatches
+	if queue == 0 {
+		queue = 4 * c.workers
+	}
+	sketches := p.TableBytes()
+	gutters := (int64(vertices) + int64(queue)) * int64(batch) * 4
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return nil // cannot tell; let the allocation decide
+	}
+	have := int64(si.Totalram+si.Totalswap) * int64(si.Unit)
+	if sketches+gutters > have {
+		return fmt.Errorf("%s declares %d vertices: its sketches need %s and its gutters %s, "+
+			"more than this machine's %s of memory and swap; lower --batch-factor to shrink the gutters, "+
+			"or run on a machine with more memory",
+			c.stream, vertices, humanBytes(sketches), humanBytes(gutters), humanBytes(have))
+	}
+	return nil
 }
 
 // openSource opens the stream at path in the given format. The returned
