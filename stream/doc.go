@@ -40,9 +40,14 @@
 //
 // Every problem in the input is a *FormatError naming the input, the update
 // index and the byte offset (binary) or the line number (text), wrapping one
-// of the sentinel errors of this package or io.ErrUnexpectedEOF. Nothing in
-// this package panics on bad input.
+// of the sentinel errors of this package or io.ErrUnexpectedEOF; it is
+// returned again by every later Read. Bytes or lines after the last update
+// are ErrTrailing, so a reader must end with the stream. An error of the
+// underlying io.Reader is not bad input: it is wrapped with the position,
+// returned once, and a later Read retries from the same place, as
+// bufio.Reader does. Nothing in this package panics on bad input.
 //
 // Readers and writers are not safe for concurrent use. Several Readers may
-// read disjoint record ranges of one File concurrently.
+// read disjoint record ranges of one File concurrently; a File that is a
+// pipe or device has a single Reader, from record 0.
 package stream
