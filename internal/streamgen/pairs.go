@@ -9,7 +9,6 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -599,10 +598,19 @@ func (g *pairGen) writePass(ctx context.Context, sw *stream.Writer, s0, s1 int, 
 		}
 	}
 	local = nil
-	// Sort slices in parallel; write them in order.
+	// Sort slices in parallel, each worker with its own scratch buffer;
+	// write them in order.
+	var largest uint64
+	for s := range fill {
+		largest = max(largest, off[s+1]-off[s])
+	}
+	scratch := make([][]uint64, g.workers)
 	return ordered(ctx, s1-s0, g.workers, func(w, s int) ([]uint64, error) {
+		if scratch[w] == nil {
+			scratch[w] = make([]uint64, largest)
+		}
 		recs := slab[off[s]:off[s+1]]
-		slices.Sort(recs)
+		radixSort(recs, scratch[w])
 		return recs, nil
 	}, func(s int, recs []uint64) error {
 		for _, r := range recs {
