@@ -56,7 +56,8 @@ var wrappers = []struct {
 // readAll reads src to its end chunk updates at a time. As bufio's tests
 // do, it reads on after iotest.ErrTimeout, which must be transient. It
 // returns the updates and the error that ended the stream (nil at a clean
-// end), after checking the Source contract: an error comes with n = 0 and
+// end), after checking the Source contract: a Read returns updates or an
+// error, never both and never neither, and an error that ends the stream
 // is returned again by the next call.
 func readAll(src Source, chunk int) ([]Update, error) {
 	buf := make([]Update, chunk)
@@ -81,7 +82,7 @@ func readAll(src Source, chunk int) ([]Update, error) {
 			}
 			return out, err
 		case n == 0:
-			stalls++
+			return out, errors.New("Read returned 0 updates and no error")
 		}
 	}
 	return out, errors.New("no progress after 1000 reads")
