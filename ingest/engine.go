@@ -134,7 +134,7 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	batch := max(1, int(cfg.BatchFactor*float64(p.BytesPerVertex())/4))
+	batch := batchUpdates(cfg, p)
 	g, err := gutters.New(gutters.Config{Vertices: cfg.Vertices, BatchUpdates: batch, QueueBatches: cfg.QueueBatches})
 	if err != nil {
 		return nil, err
@@ -145,6 +145,29 @@ func New(cfg Config) (*Engine, error) {
 		e.wg.Go(e.deltaWorker)
 	}
 	return e, nil
+}
+
+// batchUpdates sizes a gutter: BatchFactor · sketch bytes per vertex / 4
+// neighbour ids (DESIGN.md §3).
+func batchUpdates(cfg Config, p sketch.Params) int {
+	return max(1, int(cfg.BatchFactor*float64(p.BytesPerVertex())/4))
+}
+
+// Memory returns the bytes an Engine for cfg allocates for its sketches and
+// for its gutters, without allocating them, so a caller can refuse a
+// stream whose header asks for more memory than the machine has. It
+// returns the errors New would.
+func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return 0, 0, err
+	}
+	p, err := sketch.NewParams(cfg.Vertices, cfg.SketchFactor, cfg.Seed)
+	if err != nil {
+		return 0, 0, err
+	}
+	gutterBytes = (int64(cfg.Vertices) + int64(cfg.QueueBatches)) * int64(batchUpdates(cfg, p)) * 4
+	return p.TableBytes(), gutterBytes, nil
 }
 
 // deltaWorker applies batches until the queue is closed. It runs in its own

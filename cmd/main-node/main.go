@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sketchcc/ingest"
-	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -141,13 +140,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer closeSrc()
 	h := src.Header()
-	if err := checkMemory(c, h.Vertices); err != nil {
-		return err
-	}
-	e, err := ingest.New(ingest.Config{
+	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
 		Seed: c.seed, Workers: c.workers, QueueBatches: c.queueBatches, Logger: log,
-	})
+	}
+	if err := checkMemory(c, cfg); err != nil {
+		return err
+	}
+	e, err := ingest.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -185,19 +185,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // allocated on this machine, before trying: the 12-byte header sets how
 // many gigabytes are allocated, and an allocation the kernel refuses is a
 // fatal runtime error with a stack dump, not an error.
-func checkMemory(c config, vertices uint32) error {
-	p, err := sketch.NewParams(vertices, c.sketchFactor, c.seed)
+func checkMemory(c config, cfg ingest.Config) error {
+	sketches, gutters, err := ingest.Memory(cfg)
 	if err != nil {
 		return err
 	}
-	// Sized as ingest.New sizes them.
-	batch := max(1, int(c.batchFactor*float64(p.BytesPerVertex())/4))
-	queue := c.queueBatches
-	if queue == 0 {
-		queue = 4 * c.workers
-	}
-	sketches := p.TableBytes()
-	gutters := (int64(vertices) + int64(queue)) * int64(batch) * 4
+	vertices := cfg.Vertices
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err != nil {
 		return nil // cannot tell; let the allocation decide
