@@ -102,7 +102,7 @@ no output.
 				if err != nil {
 					return err
 				}
-				if err := edgelist.WriteMap(mw, g.Original); err != nil {
+				if err := g.WriteMap(mw); err != nil {
 					return err
 				}
 			}

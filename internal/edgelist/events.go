@@ -66,6 +66,9 @@ func ParseEvents(r io.Reader, name string, timeColumn int) (*Events, error) {
 			continue
 		}
 		f = splitFields(line, f)
+		if len(f) == 0 {
+			continue // only separators, such as ","
+		}
 		if first {
 			first = false
 			if _, isNum := parseInt(f[0]); !isNum {

@@ -20,6 +20,9 @@ func parseSnap(lr *lineReader) (*builder, error) {
 			continue
 		}
 		f = splitFields(line, f)
+		if len(f) == 0 {
+			continue // only separators, such as ","
+		}
 		if first {
 			first = false
 			if _, isNum := parseInt(f[0]); !isNum {

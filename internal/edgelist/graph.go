@@ -130,9 +130,13 @@ type Graph struct {
 	Vertices uint32
 	// Edges holds each edge once with Src < Dst, sorted by (Src, Dst).
 	Edges []stream.Edge
-	// Original[v] is the id vertex v had in the input; it has Vertices
-	// entries in ascending order.
+	// Original[v] is the id vertex v had in the input, in ascending order.
+	// It is nil when the input declared its vertex range (MTX, LG, Text):
+	// vertex v then had id Base+v. Use ID, which handles both.
 	Original []int64
+	// Base is the input id of vertex 0 when Original is nil: 1 for MTX and
+	// LG, 0 for Text.
+	Base int64
 	// Stats counts the lines and dropped entries.
 	Stats Stats
 }
@@ -233,14 +237,15 @@ func (b *builder) add(u, v int64) {
 // finish relabels, deduplicates and sorts.
 func (b *builder) finish(name string) (*Graph, error) {
 	g := &Graph{Stats: b.stats}
+	n := int64(0)
 	switch {
 	case b.original != nil:
 		g.Original = b.original
+		n = int64(len(g.Original))
 	case b.declared >= 0:
-		g.Original = make([]int64, b.declared)
-		for i := range g.Original {
-			g.Original[i] = b.base + int64(i)
-		}
+		// The declared range needs no table; a header may declare
+		// billions of vertices.
+		g.Base, n = b.base, b.declared
 	default:
 		ids := make([]int64, 0, len(b.pairs)+len(b.loops))
 		ids = append(ids, b.pairs...)
@@ -248,20 +253,21 @@ func (b *builder) finish(name string) (*Graph, error) {
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
 		g.Original = slices.Clip(ids)
+		n = int64(len(ids))
 		// Relabel in place through a rank lookup.
 		for i, id := range b.pairs {
 			r, _ := slices.BinarySearch(ids, id)
 			b.pairs[i] = int64(r)
 		}
 	}
-	if len(g.Original) == 0 {
+	if n == 0 {
 		return nil, &ParseError{Name: name, Err: ErrNoVertices}
 	}
-	if len(g.Original) > 1<<32-1 {
+	if n > 1<<32-1 {
 		return nil, &ParseError{Name: name, Err: ErrRange,
-			Detail: fmt.Sprintf("%d vertices do not fit 32-bit ids", len(g.Original))}
+			Detail: fmt.Sprintf("%d vertices do not fit 32-bit ids", n)}
 	}
-	g.Vertices = uint32(len(g.Original))
+	g.Vertices = uint32(n)
 	g.Edges, g.Stats.Duplicates = simpleEdges(b.pairs)
 	b.pairs = nil
 	return g, nil
@@ -284,6 +290,33 @@ func simpleEdges(pairs []int64) ([]stream.Edge, int64) {
 	return edges, int64(len(keys) - len(uniq))
 }
 
+// ID returns the id vertex v had in the input. v must be < Vertices.
+func (g *Graph) ID(v uint32) int64 {
+	if g.Original != nil {
+		return g.Original[v]
+	}
+	return g.Base + int64(v)
+}
+
+// IDs returns the input ids of all vertices in ascending order: Original,
+// or a new slice for a declared range.
+func (g *Graph) IDs() []int64 {
+	if g.Original != nil {
+		return g.Original
+	}
+	ids := make([]int64, g.Vertices)
+	for v := range ids {
+		ids[v] = g.Base + int64(v)
+	}
+	return ids
+}
+
+// WriteMap writes one "new original" line per vertex of g: the dense id
+// and the id it had in the input.
+func (g *Graph) WriteMap(w io.Writer) error {
+	return writeMap(w, g.Vertices, g.ID)
+}
+
 // Union merges graphs over one id space (for example daily snapshots): it
 // returns the ascending union of their Original ids and each graph's edges
 // relabelled to ranks in that union. Relabelling is monotone, so every
@@ -291,7 +324,7 @@ func simpleEdges(pairs []int64) ([]stream.Edge, int64) {
 // error wrapping ErrRange if the union has 2^32 ids or more.
 func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error) {
 	for _, g := range graphs {
-		original = append(original, g.Original...)
+		original = append(original, g.IDs()...)
 	}
 	slices.Sort(original)
 	original = slices.Clip(slices.Compact(original))
@@ -302,7 +335,7 @@ func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error)
 	for i, g := range graphs {
 		remap := make([]uint32, g.Vertices)
 		j := 0
-		for v, id := range g.Original {
+		for v, id := range g.IDs() {
 			for original[j] != id {
 				j++
 			}
@@ -320,12 +353,16 @@ func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error)
 // WriteMap writes one "new original" line per vertex: the dense id and the
 // id it had in the input.
 func WriteMap(w io.Writer, original []int64) error {
+	return writeMap(w, uint32(len(original)), func(v uint32) int64 { return original[v] })
+}
+
+func writeMap(w io.Writer, vertices uint32, id func(uint32) int64) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var line []byte
-	for v, id := range original {
+	for v := range vertices {
 		line = strconv.AppendInt(line[:0], int64(v), 10)
 		line = append(line, ' ')
-		line = strconv.AppendInt(line, id, 10)
+		line = strconv.AppendInt(line, id(v), 10)
 		line = append(line, '\n')
 		bw.Write(line)
 	}
