@@ -55,7 +55,7 @@ func BenchmarkIngest(b *testing.B) {
 				if _, err := e.Ingest(context.Background(), r); err != nil {
 					b.Fatal(err)
 				}
-				e.Flush()
+				e.Flush(context.Background())
 				e.Close()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "updates/s")
@@ -79,7 +79,7 @@ func BenchmarkQuery(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := e.Query(); err != nil {
+		if _, err := e.Query(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

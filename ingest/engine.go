@@ -50,7 +50,9 @@ type Config struct {
 	// Seed seeds the sketch hashes. Zero means DefaultSeed.
 	Seed uint64
 	// Workers is the number of local delta workers. Zero means
-	// runtime.GOMAXPROCS(0).
+	// runtime.GOMAXPROCS(0); a negative value means none, and every batch
+	// must then be taken from Batches by an external consumer (a remote
+	// work distributor).
 	Workers int
 	// QueueBatches is the number of full batches buffered or in flight
 	// before the reader blocks. Zero means 4 · Workers.
@@ -73,7 +75,7 @@ func (c *Config) ensureDefaults() {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.QueueBatches == 0 {
-		c.QueueBatches = 4 * c.Workers
+		c.QueueBatches = 4 * max(c.Workers, 2)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -92,8 +94,8 @@ func (c Config) Validate() error {
 	if c.BatchFactor < 0 || c.BatchFactor > 64 {
 		errs = append(errs, fmt.Errorf("ingest: batch factor %v, need (0, 64]", c.BatchFactor))
 	}
-	if c.Workers < 0 || c.Workers > 4096 {
-		errs = append(errs, fmt.Errorf("ingest: %d workers, need [1, 4096]", c.Workers))
+	if c.Workers > 4096 {
+		errs = append(errs, fmt.Errorf("ingest: %d workers, need at most 4096", c.Workers))
 	}
 	if c.QueueBatches < 0 {
 		errs = append(errs, fmt.Errorf("ingest: queue of %d batches, need > 0", c.QueueBatches))
@@ -115,12 +117,9 @@ type Engine struct {
 
 	updates atomic.Uint64 // updates inserted into the gutters
 
-	mu struct {
-		sync.Mutex
-		applied uint64     // batches applied to the table
-		cond    *sync.Cond // signalled when applied changes
-	}
-	closed bool
+	applied  atomic.Uint64 // batches applied to the table
+	progress chan struct{}  // signalled (without blocking) when applied grows
+	closed   bool
 }
 
 // New builds an Engine for cfg and starts its delta workers. It returns the
@@ -140,8 +139,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, params: p, table: sketch.NewTable(p), gut: g, locks: make([]sync.Mutex, cfg.Vertices)}
-	e.mu.cond = sync.NewCond(&e.mu.Mutex)
-	for range cfg.Workers {
+	e.progress = make(chan struct{}, 1)
+	for range max(cfg.Workers, 0) {
 		e.wg.Go(e.deltaWorker)
 	}
 	return e, nil
@@ -174,16 +173,45 @@ func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
 // goroutine.
 func (e *Engine) deltaWorker() {
 	for b := range e.gut.Batches() {
-		l := &e.locks[b.Vertex]
-		l.Lock()
-		e.table.ApplyBatch(b.Vertex, b.Neighbors)
-		l.Unlock()
+		e.apply(b.Vertex, b.Neighbors)
 		e.gut.Release(b)
-		e.mu.Lock()
-		e.mu.applied++
-		e.mu.cond.Broadcast()
-		e.mu.Unlock()
+		e.batchDone()
 	}
+}
+
+func (e *Engine) apply(v uint32, neighbors []uint32) {
+	l := &e.locks[v]
+	l.Lock()
+	e.table.ApplyBatch(v, neighbors)
+	l.Unlock()
+}
+
+// batchDone counts one batch as applied and wakes Flush.
+func (e *Engine) batchDone() {
+	e.applied.Add(1)
+	select {
+	case e.progress <- struct{}{}:
+	default:
+	}
+}
+
+// Batches is the queue of full and flushed batches that the local delta
+// workers consume. An external consumer (a remote work distributor) may
+// receive from it too; for every batch it receives it must call Release
+// once (after copying the neighbours it still needs) and then exactly one
+// of MergeDelta or ApplyBatch for that batch's vertex, or Flush waits
+// forever. The channel is closed by Close.
+func (e *Engine) Batches() <-chan gutters.Batch { return e.gut.Batches() }
+
+// Release returns a batch's buffer to the gutters. Safe for concurrent use.
+func (e *Engine) Release(b gutters.Batch) { e.gut.Release(b) }
+
+// ApplyBatch sketches the edges {v, u}, u in neighbors, into v's sketch in
+// place and counts one batch as applied: the local fallback of an external
+// consumer. Safe for concurrent use.
+func (e *Engine) ApplyBatch(v uint32, neighbors []uint32) {
+	e.apply(v, neighbors)
+	e.batchDone()
 }
 
 // Params returns the sketch parameters.
@@ -202,13 +230,15 @@ func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }
 func (e *Engine) Updates() uint64 { return e.updates.Load() }
 
 // MergeDelta XORs delta, a sketch of BucketsPerVertex buckets computed by
-// sketch.Params.Delta for vertex v, into v's sketch. Merging the same delta
-// twice cancels it: the caller guarantees exactly once.
+// sketch.Params.Delta for vertex v, into v's sketch and counts one batch as
+// applied. Merging the same delta twice cancels it: the caller guarantees
+// exactly once. Safe for concurrent use.
 func (e *Engine) MergeDelta(v uint32, delta []sketch.Bucket) {
 	l := &e.locks[v]
 	l.Lock()
 	sketch.Merge(e.table.Sketch(v), delta)
 	l.Unlock()
+	e.batchDone()
 }
 
 // Ingest reads src to its end and inserts every update into the gutters;
@@ -245,15 +275,21 @@ func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) 
 }
 
 // Flush emits every buffered update as a batch and waits until every batch
-// emitted so far has been applied to the sketches.
-func (e *Engine) Flush() {
+// emitted so far has been applied to the sketches. It returns an error
+// wrapping ctx's cause, with the number of batches still out, when ctx is
+// done first.
+func (e *Engine) Flush(ctx context.Context) error {
 	e.gut.Flush()
 	target := e.gut.Stats().Batches
-	e.mu.Lock()
-	for e.mu.applied < target {
-		e.mu.cond.Wait()
+	for e.applied.Load() < target {
+		select {
+		case <-e.progress:
+		case <-ctx.Done():
+			return fmt.Errorf("ingest: flush: %d of %d batches not applied: %w",
+				target-e.applied.Load(), target, context.Cause(ctx))
+		}
 	}
-	e.mu.Unlock()
+	return nil
 }
 
 // Result is the answer to a connected-components query.
@@ -279,13 +315,16 @@ type Result struct {
 // Boruvka's algorithm over the sketches. The sketches are left as they were,
 // so Ingest may continue afterwards. It returns an error wrapping
 // sketch.ErrTooManyRounds when the sketch columns run out (raise the sketch
-// factor); no partial answer is returned then.
-func (e *Engine) Query() (*Result, error) {
+// factor), or Flush's error when ctx is done during the flush; no partial
+// answer is returned then.
+func (e *Engine) Query(ctx context.Context) (*Result, error) {
 	if e.closed {
 		return nil, gutters.ErrClosed
 	}
 	t0 := time.Now()
-	e.Flush()
+	if err := e.Flush(ctx); err != nil {
+		return nil, err
+	}
 	t1 := time.Now()
 	d := dsu.New(e.cfg.Vertices)
 	forest, st, err := sketch.SpanningForest(e.table, d)

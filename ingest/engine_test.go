@@ -57,7 +57,7 @@ func TestMultiplesStream(t *testing.T) {
 		if err != nil || n != h.Updates {
 			t.Fatalf("ingest: %d updates, %v", n, err)
 		}
-		res, err := e.Query()
+		res, err := e.Query(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

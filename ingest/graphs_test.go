@@ -70,7 +70,7 @@ func ingestAndQuery(t *testing.T, path string, cfg Config) *Result {
 	if _, err := e.Ingest(context.Background(), f.Reader(0, f.Header().Updates)); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.Query()
+	res, err := e.Query(context.Background())
 	if err != nil {
 		t.Fatalf("%s %+v: %v", path, cfg, err)
 	}
@@ -176,7 +176,7 @@ func TestAs733Snapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		lo = s.AfterUpdates
-		res, err := e.Query()
+		res, err := e.Query(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -169,7 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if n != h.Updates {
 		return fmt.Errorf("%s: read %d updates, header promises %d", c.stream, n, h.Updates)
 	}
-	res, err := e.Query()
+	res, err := e.Query(ctx)
 	if err != nil {
 		return err
 	}
