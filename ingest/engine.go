@@ -118,7 +118,7 @@ type Engine struct {
 	updates atomic.Uint64 // updates inserted into the gutters
 
 	applied  atomic.Uint64 // batches applied to the table
-	progress chan struct{}  // signalled (without blocking) when applied grows
+	progress chan struct{} // signalled (without blocking) when applied grows
 	closed   bool
 }
 
