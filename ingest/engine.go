@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -57,6 +58,9 @@ type Config struct {
 	// QueueBatches is the number of full batches buffered or in flight
 	// before the reader blocks. Zero means 4 · Workers.
 	QueueBatches int
+	// NoGreedy turns off the greedy shortcut (DESIGN.md §5): every query
+	// then flushes and runs Boruvka.
+	NoGreedy bool
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -116,6 +120,8 @@ type Engine struct {
 	wg     sync.WaitGroup
 
 	updates atomic.Uint64 // updates inserted into the gutters
+	greedy  greedyCC      // owned by the goroutine calling Ingest and Query
+	buf     []stream.Update
 
 	applied  atomic.Uint64 // batches applied to the table
 	progress chan struct{} // signalled (without blocking) when applied grows
@@ -247,31 +253,44 @@ func (e *Engine) MergeDelta(v uint32, delta []sketch.Bucket) {
 // with ctx's cause when ctx is done or with src's *stream.FormatError on bad
 // input; updates read before an error stay applied.
 func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
+	return e.IngestN(ctx, src, math.MaxUint64)
+}
+
+// IngestN is Ingest that stops after n updates, so that a query can follow
+// exactly there; ingestion resumes with another call on the same src.
+func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint64, error) {
 	if e.closed {
 		return 0, gutters.ErrClosed
 	}
 	if h := src.Header(); h.Vertices != e.cfg.Vertices {
 		return 0, fmt.Errorf("ingest: stream has %d vertices, engine %d", h.Vertices, e.cfg.Vertices)
 	}
-	buf := make([]stream.Update, readChunk)
-	var n uint64
-	for {
+	if e.buf == nil {
+		e.buf = make([]stream.Update, readChunk)
+	}
+	var done uint64
+	for done < n {
 		if err := context.Cause(ctx); err != nil {
-			return n, err
+			return done, err
 		}
+		buf := e.buf[:min(uint64(len(e.buf)), n-done)]
 		k, err := src.Read(buf)
 		if k > 0 {
+			if e.greedy.valid {
+				e.greedy.apply(buf[:k])
+			}
 			e.gut.InsertBatch(buf[:k])
-			n += uint64(k)
+			done += uint64(k)
 			e.updates.Add(uint64(k))
 		}
 		if err == io.EOF {
-			return n, nil
+			return done, nil
 		}
 		if err != nil {
-			return n, err
+			return done, err
 		}
 	}
+	return done, nil
 }
 
 // Flush emits every buffered update as a batch and waits until every batch
@@ -305,6 +324,9 @@ type Result struct {
 	Boruvka sketch.BoruvkaStats
 	// AfterUpdates is the number of updates ingested before the query.
 	AfterUpdates uint64
+	// Greedy is true when the answer came from the greedy shortcut's DSU,
+	// without a flush or Boruvka.
+	Greedy bool
 	// Flush is the time spent emptying the gutters and applying batches.
 	Flush time.Duration
 	// CC is the time spent in Boruvka and labelling.
@@ -322,12 +344,24 @@ func (e *Engine) Query(ctx context.Context) (*Result, error) {
 		return nil, gutters.ErrClosed
 	}
 	t0 := time.Now()
+	if e.greedy.valid {
+		d := e.greedy.d
+		r := &Result{
+			Components:   d.Sets(),
+			Labels:       d.Labels(),
+			Forest:       sketch.Forest{Edges: append([]stream.Edge(nil), e.greedy.forest...)},
+			AfterUpdates: e.updates.Load(),
+			Greedy:       true,
+		}
+		r.CC = time.Since(t0)
+		return r, nil
+	}
 	if err := e.Flush(ctx); err != nil {
 		return nil, err
 	}
 	t1 := time.Now()
 	d := dsu.New(e.cfg.Vertices)
-	forest, st, err := sketch.SpanningForest(e.table, d)
+	forest, st, err := sketch.SpanningForestParallel(e.table, d, max(e.cfg.Workers, runtime.GOMAXPROCS(0)))
 	if err != nil {
 		return nil, err
 	}
@@ -338,6 +372,9 @@ func (e *Engine) Query(ctx context.Context) (*Result, error) {
 		Boruvka:      st,
 		AfterUpdates: e.updates.Load(),
 		Flush:        t1.Sub(t0),
+	}
+	if !e.cfg.NoGreedy {
+		e.greedy.reset(d, forest.Edges)
 	}
 	r.CC = time.Since(t1)
 	return r, nil

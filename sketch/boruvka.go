@@ -3,6 +3,8 @@ package sketch
 import (
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"sketchcc/dsu"
 	"sketchcc/stream"
@@ -46,80 +48,86 @@ type BoruvkaStats struct {
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
 func SpanningForest(t *Table, d *dsu.DSU) (Forest, BoruvkaStats, error) {
+	return SpanningForestParallel(t, d, 1)
+}
+
+// SpanningForestParallel is SpanningForest with the supernode sketches of
+// each round merged and sampled by up to workers goroutines, which it
+// starts and waits for. The answer does not depend on workers: samples are
+// per supernode and the unions are applied in vertex order by the caller's
+// goroutine. No other goroutine may write t meanwhile.
+func SpanningForestParallel(t *Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
 	p := t.Params()
 	n := p.Vertices
 	if d.Len() != n {
 		return Forest{}, BoruvkaStats{}, fmt.Errorf("sketch: DSU has %d ids, table %d vertices", d.Len(), n)
 	}
+	workers = max(workers, 1)
 	var (
-		st     BoruvkaStats
-		forest Forest
-		w      = p.Rows + 1        // buckets of one supernode's column view
-		root   = make([]uint32, n) // root of each vertex at the round's start
-		done   = make([]bool, n)   // by root: sampled Zero, a finished component
-		slot   = make([]int32, n)  // by root: its column view in acc, or -1
-		acc    []Bucket            // column views of multi-vertex supernodes
-		multi  []uint32            // roots with a column view in acc
-		edges  []stream.Edge       // edges sampled this round
-		active = d.Sets()          // unfinished supernodes
+		st      BoruvkaStats
+		forest  Forest
+		root    = make([]uint32, n) // root of each vertex at the round's start
+		done    = make([]bool, n)   // by root: sampled Zero, a finished component
+		slot    = make([]int32, n)  // by root: index in active, or -1
+		active  []uint32            // unfinished supernodes (roots), in vertex order
+		start   []int32             // members of active[i] are members[start[i]:start[i+1]]
+		members = make([]uint32, 0, n)
+		samples []sample // by active index
+		remain  = d.Sets()
 	)
 	for r := 0; r < p.Columns; r++ {
 		st.Rounds++
-		// Snapshot the partition and lay out one column view per
-		// unfinished supernode of more than one vertex.
-		multi = multi[:0]
+		// Snapshot the partition and group the vertices of unfinished
+		// supernodes by supernode (a counting sort).
+		active = active[:0]
 		for v := range n {
 			rt := d.Find(v)
 			root[v] = rt
-			if rt == v && !done[v] {
-				slot[v] = -1
-				if d.Size(v) > 1 {
-					slot[v] = int32(len(multi))
-					multi = append(multi, v)
-				}
-			}
+			slot[v] = -1
 		}
-		need := len(multi) * w
-		if cap(acc) < need {
-			acc = make([]Bucket, need)
-		}
-		acc = acc[:need]
-		clear(acc)
-		colLo, colHi := 1+r*p.Rows, 1+(r+1)*p.Rows
 		for v := range n {
-			rt := root[v]
-			if done[rt] || slot[rt] < 0 {
-				continue
+			if root[v] == v && !done[v] {
+				slot[v] = int32(len(active))
+				active = append(active, v)
 			}
-			s := t.Sketch(v)
-			view := acc[int(slot[rt])*w : int(slot[rt]+1)*w]
-			view[0].Alpha ^= s[0].Alpha
-			view[0].Gamma ^= s[0].Gamma
-			Merge(view[1:], s[colLo:colHi])
 		}
-		// Sample every unfinished supernode.
-		edges = edges[:0]
-		fails := 0
+		start = append(start[:0], make([]int32, len(active)+1)...)
 		for v := range n {
-			if root[v] != v || done[v] {
-				continue
+			if s := slot[root[v]]; s >= 0 {
+				start[s+1]++
 			}
-			var idx uint64
-			var res Result
-			if i := slot[v]; i >= 0 {
-				idx, res = p.Sample(acc[int(i)*w:int(i+1)*w], r)
-			} else {
-				idx, res = p.Sample(t.Sketch(v), r)
+		}
+		for i := range active {
+			start[i+1] += start[i]
+		}
+		members = members[:start[len(active)]]
+		fill := append([]int32(nil), start[:len(active)]...)
+		for v := range n {
+			if s := slot[root[v]]; s >= 0 {
+				members[fill[s]] = v
+				fill[s]++
 			}
+		}
+		// Sample every unfinished supernode, in parallel.
+		if cap(samples) < len(active) {
+			samples = make([]sample, len(active))
+		}
+		samples = samples[:len(active)]
+		sampleRound(t, r, active, start, members, samples, workers)
+		// Apply the samples in vertex order.
+		fails, merges := 0, 0
+		var edges []stream.Edge
+		for i, v := range active {
+			s := samples[i]
 			st.Samples++
-			switch res {
+			switch s.res {
 			case Zero:
 				done[v] = true
-				active--
+				remain--
 			case Fail:
 				fails++
 			case Good:
-				a, b := EdgeOf(idx)
+				a, b := EdgeOf(s.idx)
 				if a >= b || b >= n || (root[a] == v) == (root[b] == v) {
 					st.BadSamples++
 					fails++
@@ -128,20 +136,69 @@ func SpanningForest(t *Table, d *dsu.DSU) (Forest, BoruvkaStats, error) {
 				edges = append(edges, stream.Edge{Src: a, Dst: b})
 			}
 		}
-		st.Fails += fails
-		merges := 0
 		for _, e := range edges {
 			if _, ok := d.Union(e.Src, e.Dst); ok {
 				forest.Edges = append(forest.Edges, e)
 				merges++
-				active--
+				remain--
 			}
 		}
+		st.Fails += fails
 		st.Merges += merges
-		if active == 0 || (merges == 0 && fails == 0) {
+		if remain == 0 || (merges == 0 && fails == 0) {
 			return forest, st, nil
 		}
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
-		"rerun with a larger --sketch-factor", ErrTooManyRounds, active, st.Rounds, p.Factor, p.Columns)
+		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor, p.Columns)
+}
+
+type sample struct {
+	idx uint64
+	res Result
+}
+
+// sampleBlock is the number of supernodes a goroutine claims at a time.
+const sampleBlock = 64
+
+// sampleRound fills samples[i] with the sample of column r of supernode
+// active[i], whose vertices are members[start[i]:start[i+1]].
+func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
+	p := t.Params()
+	w := p.Rows + 1
+	colLo, colHi := 1+r*p.Rows, 1+(r+1)*p.Rows
+	var next atomic.Int64
+	work := func() {
+		view := make([]Bucket, w)
+		for {
+			lo := int(next.Add(sampleBlock)) - sampleBlock
+			if lo >= len(active) {
+				return
+			}
+			for i := lo; i < min(lo+sampleBlock, len(active)); i++ {
+				ms := members[start[i]:start[i+1]]
+				if len(ms) == 1 {
+					samples[i].idx, samples[i].res = p.Sample(t.Sketch(ms[0]), r)
+					continue
+				}
+				clear(view)
+				for _, v := range ms {
+					s := t.Sketch(v)
+					view[0].Alpha ^= s[0].Alpha
+					view[0].Gamma ^= s[0].Gamma
+					Merge(view[1:], s[colLo:colHi])
+				}
+				samples[i].idx, samples[i].res = p.Sample(view, r)
+			}
+		}
+	}
+	if workers == 1 || len(active) <= sampleBlock {
+		work()
+		return
+	}
+	var wg sync.WaitGroup
+	for range min(workers, (len(active)+sampleBlock-1)/sampleBlock) {
+		wg.Go(work)
+	}
+	wg.Wait()
 }

@@ -3,6 +3,7 @@ package sketch
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"sketchcc/dsu"
@@ -188,10 +189,14 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 			if st.BadSamples != 0 {
 				t.Errorf("n=%d m=%d: %d bad samples", tc.n, tc.m, st.BadSamples)
 			}
-			// The query must not change the sketches: a second one agrees.
+			// The query must not change the sketches, and the answer must
+			// not depend on the number of goroutines: a second, parallel
+			// query gives the same forest.
 			d2 := dsu.New(tc.n)
-			if _, _, err := SpanningForest(tab, d2); err != nil || d2.Sets() != d.Sets() {
-				t.Fatalf("second query: %d components, %v", d2.Sets(), err)
+			forest2, _, err := SpanningForestParallel(tab, d2, 4)
+			if err != nil || d2.Sets() != d.Sets() || !slices.Equal(forest.Edges, forest2.Edges) {
+				t.Fatalf("parallel query: %d components, %v, same forest %v", d2.Sets(), err,
+					slices.Equal(forest.Edges, forest2.Edges))
 			}
 		}
 	}
