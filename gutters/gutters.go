@@ -102,8 +102,11 @@ type Stats struct {
 	Updates uint64
 	// Batches is the number of batches emitted, full or flushed.
 	Batches uint64
-	// FlushedBatches is the number of batches emitted by Flush.
+	// FlushedBatches is the number of batches emitted by Flush and
+	// FlushLocal.
 	FlushedBatches uint64
+	// LocalBatches is the number of gutters FlushLocal applied itself.
+	LocalBatches uint64
 }
 
 // Gutters is the set of per-vertex gutters.
@@ -206,6 +209,39 @@ func (g *Gutters) Flush() {
 		if g.fill[v] > 0 {
 			g.emit(v)
 			g.stats.FlushedBatches++
+		}
+	}
+	g.nonEmpt = g.nonEmpt[:0]
+}
+
+// FlushLocal is Flush for a caller that can sketch batches itself: while a
+// spare buffer is free it emits as Flush does, and when none is, instead of
+// blocking, it calls apply with the gutter's vertex and neighbour ids (valid
+// only during the call) and empties the gutter. A query's flush then keeps
+// every core busy: the consumers drain the queue while the flushing
+// goroutine sketches the rest. Batches passed to apply are not counted in
+// Stats().Batches.
+func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
+	for _, v := range g.nonEmpt {
+		g.listed[v] = false
+		n := g.fill[v]
+		if n == 0 {
+			continue
+		}
+		select {
+		case spare := <-g.free:
+			s := g.slotOf[v]
+			lo := int(s) * g.cfg.BatchUpdates
+			g.slotOf[v] = spare
+			g.fill[v] = 0
+			g.stats.Batches++
+			g.stats.FlushedBatches++
+			g.queue <- Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(n) : lo+g.cfg.BatchUpdates], slot: s}
+		default:
+			lo := int(g.slotOf[v]) * g.cfg.BatchUpdates
+			apply(v, g.slab[lo:lo+int(n):lo+int(n)])
+			g.fill[v] = 0
+			g.stats.LocalBatches++
 		}
 	}
 	g.nonEmpt = g.nonEmpt[:0]

@@ -298,7 +298,11 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 // wrapping ctx's cause, with the number of batches still out, when ctx is
 // done first.
 func (e *Engine) Flush(ctx context.Context) error {
-	e.gut.Flush()
+	if e.cfg.Workers >= 0 {
+		e.gut.FlushLocal(e.apply)
+	} else {
+		e.gut.Flush()
+	}
 	target := e.gut.Stats().Batches
 	for e.applied.Load() < target {
 		select {

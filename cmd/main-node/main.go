@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -60,6 +59,11 @@ type config struct {
 	queueBatches int
 	progress     string
 	logLevel     string
+	queries      int
+	queryAtList  string
+	queryAt      []uint64
+	pointQueries string
+	noGreedy     bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -76,6 +80,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 4 × workers)")
+	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
+	fs.StringVar(&c.queryAtList, "query-at", "", "comma-separated update counts after which to query (plus one at the end); overrides --queries")
+	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
+	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.Usage = func() {
@@ -115,6 +123,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.progress != "auto" && c.progress != "always" && c.progress != "never" {
 		errs = append(errs, fmt.Errorf("--progress=%q, want auto, always or never", c.progress))
 	}
+	if c.queries < 1 {
+		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
+	}
+	if q, err := parseQueryAt(c.queryAtList); err != nil {
+		errs = append(errs, err)
+	} else {
+		c.queryAt = q
+	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
 		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
@@ -142,7 +158,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	h := src.Header()
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: c.workers, QueueBatches: c.queueBatches, Logger: log,
+		Seed: c.seed, Workers: c.workers, QueueBatches: c.queueBatches, NoGreedy: c.noGreedy, Logger: log,
 	}
 	if err := checkMemory(c, cfg); err != nil {
 		return err
@@ -155,30 +171,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
 		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "workers", c.workers)
 
+	var points []pointQuery
+	if c.pointQueries != "" {
+		if points, err = readPointQueries(c.pointQueries, h.Vertices); err != nil {
+			return err
+		}
+	}
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
-	t0 := time.Now()
-	n, err := e.Ingest(ctx, src)
-	ingestTime := time.Since(t0)
+	res, err := ingestAndQuery(ctx, c, e, src, points, log)
 	stopProgress()
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("interrupted after %d of %d updates; no answer", n, h.Updates)
-		}
-		return fmt.Errorf("after %d updates: %w", n, err)
-	}
-	if n != h.Updates {
-		return fmt.Errorf("%s: read %d updates, header promises %d", c.stream, n, h.Updates)
-	}
-	res, err := e.Query(ctx)
-	if err != nil {
 		return err
 	}
-	log.Info("query done", "components", res.Components, "flush", res.Flush, "cc", res.CC,
-		"round", res.Boruvka.Rounds)
-	if err := writeOutputs(c, res); err != nil {
-		return err
-	}
-	return report(stdout, c, e, h, ingestTime, res)
+	return report(stdout, c, e, h, res)
 }
 
 // checkMemory refuses a stream whose sketches and gutters cannot be

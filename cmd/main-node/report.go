@@ -20,27 +20,29 @@ import (
 
 // summary is the --json output; field names are a stable interface.
 type summary struct {
-	Stream               string  `json:"stream"`
-	Vertices             uint32  `json:"vertices"`
-	Updates              uint64  `json:"updates"`
-	Components           int     `json:"components"`
-	IngestSeconds        float64 `json:"ingest_seconds"`
-	InsertUpdatesPerSec  float64 `json:"insert_updates_per_second"`
-	UpdatesPerSecond     float64 `json:"updates_per_second"`
-	EndToEndSeconds      float64 `json:"end_to_end_seconds"`
-	QuerySeconds         float64 `json:"query_seconds"`
-	FlushSeconds         float64 `json:"flush_seconds"`
-	CCSeconds            float64 `json:"cc_seconds"`
-	BoruvkaRounds        int     `json:"boruvka_rounds"`
-	BoruvkaMerges        int     `json:"boruvka_merges"`
-	BoruvkaFails         int     `json:"boruvka_fails"`
-	SketchBytes          int64   `json:"sketch_bytes"`
-	SketchBytesPerVertex int     `json:"sketch_bytes_per_vertex"`
-	SketchColumns        int     `json:"sketch_columns"`
-	SketchRows           int     `json:"sketch_rows"`
-	BatchUpdates         int     `json:"batch_updates"`
-	Workers              int     `json:"workers"`
-	PeakRSSBytes         int64   `json:"peak_rss_bytes"`
+	Stream               string        `json:"stream"`
+	Vertices             uint32        `json:"vertices"`
+	Updates              uint64        `json:"updates"`
+	Components           int           `json:"components"`
+	IngestSeconds        float64       `json:"ingest_seconds"`
+	InsertUpdatesPerSec  float64       `json:"insert_updates_per_second"`
+	UpdatesPerSecond     float64       `json:"updates_per_second"`
+	EndToEndSeconds      float64       `json:"end_to_end_seconds"`
+	QuerySeconds         float64       `json:"query_seconds"`
+	FlushSeconds         float64       `json:"flush_seconds"`
+	CCSeconds            float64       `json:"cc_seconds"`
+	BoruvkaRounds        int           `json:"boruvka_rounds"`
+	BoruvkaMerges        int           `json:"boruvka_merges"`
+	BoruvkaFails         int           `json:"boruvka_fails"`
+	SketchBytes          int64         `json:"sketch_bytes"`
+	SketchBytesPerVertex int           `json:"sketch_bytes_per_vertex"`
+	SketchColumns        int           `json:"sketch_columns"`
+	SketchRows           int           `json:"sketch_rows"`
+	BatchUpdates         int           `json:"batch_updates"`
+	Workers              int           `json:"workers"`
+	Greedy               bool          `json:"greedy"`
+	Queries              []queryRecord `json:"queries"`
+	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
 }
 
 func peakRSS() int64 {
@@ -51,15 +53,15 @@ func peakRSS() int64 {
 	return ru.Maxrss * 1024 // Linux reports KiB
 }
 
-func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, ingestTime time.Duration, res *ingest.Result) error {
+func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult) error {
 	p := e.Params()
-	e2e := ingestTime + res.Flush
+	res := run.final
 	s := summary{
 		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
-		IngestSeconds:       ingestTime.Seconds(),
-		InsertUpdatesPerSec: float64(res.AfterUpdates) / ingestTime.Seconds(),
-		UpdatesPerSecond:    float64(res.AfterUpdates) / e2e.Seconds(),
-		EndToEndSeconds:     e2e.Seconds(),
+		IngestSeconds:       run.ingest.Seconds(),
+		InsertUpdatesPerSec: float64(res.AfterUpdates) / run.ingest.Seconds(),
+		UpdatesPerSecond:    float64(res.AfterUpdates) / run.endToEnd.Seconds(),
+		EndToEndSeconds:     run.endToEnd.Seconds(),
 		QuerySeconds:        (res.Flush + res.CC).Seconds(),
 		FlushSeconds:        res.Flush.Seconds(),
 		CCSeconds:           res.CC.Seconds(),
@@ -67,6 +69,8 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, ingestTime
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
 		SketchColumns: p.Columns, SketchRows: p.Rows,
 		BatchUpdates: e.BatchUpdates(), Workers: e.Config().Workers,
+		Greedy:       !c.noGreedy,
+		Queries:      run.queries,
 		PeakRSSBytes: peakRSS(),
 	}
 	if c.json {
@@ -86,6 +90,24 @@ peak RSS      %s
 		s.QuerySeconds, s.FlushSeconds, s.CCSeconds, s.BoruvkaRounds, s.BoruvkaFails,
 		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		humanBytes(s.PeakRSSBytes))
+	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "\n%14s %11s %7s %9s %9s %9s  %s\n", "after updates", "components", "greedy", "flush s", "cc s", "total s", "point queries connected")
+	for _, q := range run.queries {
+		conn := 0
+		for _, pa := range q.Points {
+			if pa.Connected {
+				conn++
+			}
+		}
+		pts := "-"
+		if len(q.Points) > 0 {
+			pts = fmt.Sprintf("%d of %d", conn, len(q.Points))
+		}
+		_, err = fmt.Fprintf(w, "%14d %11d %7v %9.4f %9.4f %9.4f  %s\n", q.AfterUpdates, q.Components, q.Greedy,
+			q.FlushSeconds, q.CCSeconds, q.TotalSeconds, pts)
+	}
 	return err
 }
 
@@ -113,10 +135,11 @@ func humanBytes(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-// writeOutputs writes the --labels and --forest files.
-func writeOutputs(c config, res *ingest.Result) error {
+// writeOutputs writes the --labels and --forest files, their names
+// followed by suffix.
+func writeOutputs(c config, res *ingest.Result, suffix string) error {
 	if c.labels != "" {
-		err := writeLines(c.labels, len(res.Labels), func(b []byte, i int) []byte {
+		err := writeLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
 			b = strconv.AppendUint(b, uint64(i), 10)
 			b = append(b, ' ')
 			return strconv.AppendUint(b, uint64(res.Labels[i]), 10)
@@ -126,7 +149,7 @@ func writeOutputs(c config, res *ingest.Result) error {
 		}
 	}
 	if c.forest != "" {
-		err := writeLines(c.forest, len(res.Forest.Edges), func(b []byte, i int) []byte {
+		err := writeLines(c.forest+suffix, len(res.Forest.Edges), func(b []byte, i int) []byte {
 			e := res.Forest.Edges[i]
 			b = strconv.AppendUint(b, uint64(e.Src), 10)
 			b = append(b, ' ')

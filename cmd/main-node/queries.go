@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"sketchcc/ingest"
+	"sketchcc/stream"
+)
+
+// pointQuery is one "u v" pair of --point-queries.
+type pointQuery struct{ U, V uint32 }
+
+// queryRecord is one query of the run, as --json prints it.
+type queryRecord struct {
+	AfterUpdates  uint64        `json:"after_updates"`
+	Components    int           `json:"components"`
+	Greedy        bool          `json:"greedy"`
+	FlushSeconds  float64       `json:"flush_seconds"`
+	CCSeconds     float64       `json:"cc_seconds"`
+	TotalSeconds  float64       `json:"total_seconds"`
+	BoruvkaRounds int           `json:"boruvka_rounds"`
+	BoruvkaMerges int           `json:"boruvka_merges"`
+	BoruvkaFails  int           `json:"boruvka_fails"`
+	Points        []pointAnswer `json:"point_queries,omitempty"`
+}
+
+type pointAnswer struct {
+	U         uint32 `json:"u"`
+	V         uint32 `json:"v"`
+	Connected bool   `json:"connected"`
+}
+
+// runResult is what the ingest-and-query loop measured.
+type runResult struct {
+	queries []queryRecord
+	final   *ingest.Result
+	// ingest is the time spent reading and inserting updates, queries
+	// excluded; endToEnd runs from the start of ingestion to the end of
+	// the final query's flush.
+	ingest, endToEnd time.Duration
+}
+
+// queryPositions returns the sorted update counts after which to query:
+// --query-at's, or --queries evenly spaced ones, and always the end.
+func queryPositions(c config, total uint64) []uint64 {
+	var pos []uint64
+	for _, p := range c.queryAt {
+		if p < total {
+			pos = append(pos, p)
+		}
+	}
+	if len(c.queryAt) == 0 {
+		for i := 1; i < c.queries; i++ {
+			pos = append(pos, uint64(float64(total)*float64(i)/float64(c.queries)))
+		}
+	}
+	pos = append(pos, total)
+	slices.Sort(pos)
+	return slices.Compact(pos)
+}
+
+// parseQueryAt parses "N1,N2,…" update counts.
+func parseQueryAt(s string) ([]uint64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []uint64
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--query-at: %q is not an update count", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// readPointQueries reads "u v" lines (# comments allowed) with ids below
+// vertices.
+func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read point queries: %w", err)
+	}
+	defer f.Close()
+	var out []pointQuery
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		fs := strings.Fields(sc.Text())
+		if len(fs) == 0 || strings.HasPrefix(fs[0], "#") {
+			continue
+		}
+		if len(fs) != 2 {
+			return nil, fmt.Errorf("%s:%d: want \"u v\", got %q", path, line, sc.Text())
+		}
+		u, err1 := strconv.ParseUint(fs[0], 10, 32)
+		v, err2 := strconv.ParseUint(fs[1], 10, 32)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("%s:%d: want \"u v\", got %q", path, line, sc.Text())
+		}
+		if u >= uint64(vertices) || v >= uint64(vertices) {
+			return nil, fmt.Errorf("%s:%d: vertex out of range: (%d,%d), stream has %d vertices",
+				path, line, u, v, vertices)
+		}
+		out = append(out, pointQuery{uint32(u), uint32(v)})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
+	}
+	return out, nil
+}
+
+// ingestAndQuery ingests src in segments ending at the query positions and
+// queries after each; ingestion resumes after each query without rereading.
+// Labels and forest files are written at every query when there are
+// several (named FILE.<updates>), and as FILE for the final one.
+func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, src stream.Source,
+	points []pointQuery, log *slog.Logger) (*runResult, error) {
+	total := src.Header().Updates
+	positions := queryPositions(c, total)
+	run := &runResult{}
+	start := time.Now()
+	var done uint64
+	for qi, pos := range positions {
+		want := pos - done
+		t0 := time.Now()
+		n, err := e.IngestN(ctx, src, want)
+		run.ingest += time.Since(t0)
+		done += n
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("interrupted after %d of %d updates; no answer", done, total)
+			}
+			return nil, fmt.Errorf("after %d updates: %w", done, err)
+		}
+		if n != want {
+			return nil, fmt.Errorf("%s: stream ended after %d updates, header promises %d", c.stream, done, total)
+		}
+		res, err := e.Query(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("interrupted during the query after %d updates; no answer", done)
+			}
+			return nil, fmt.Errorf("query after %d updates: %w", done, err)
+		}
+		rec := queryRecord{
+			AfterUpdates: res.AfterUpdates, Components: res.Components, Greedy: res.Greedy,
+			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(),
+			TotalSeconds:  (res.Flush + res.CC).Seconds(),
+			BoruvkaRounds: res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
+		}
+		for _, pq := range points {
+			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
+		}
+		run.queries = append(run.queries, rec)
+		log.Info("query", "updates", done, "components", res.Components, "greedy", res.Greedy,
+			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
+		last := qi == len(positions)-1
+		if len(positions) > 1 {
+			if err := writeOutputs(c, res, "."+strconv.FormatUint(done, 10)); err != nil {
+				return nil, err
+			}
+		}
+		if last {
+			if err := writeOutputs(c, res, ""); err != nil {
+				return nil, err
+			}
+			run.final = res
+			run.endToEnd = time.Since(start) - res.CC
+		}
+	}
+	return run, nil
+}

@@ -1,0 +1,68 @@
+package gutters
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"sketchcc/stream"
+)
+
+// TestFlushLocalKeepsEveryPair: with a slow consumer, FlushLocal applies
+// some gutters itself; every (vertex, neighbour) pair must come out exactly
+// once, through the queue or through apply, and the gutters end empty.
+func TestFlushLocalKeepsEveryPair(t *testing.T) {
+	const n = 300
+	g, err := New(Config{Vertices: n, BatchUpdates: 16, QueueBatches: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	got := map[[2]uint32]int{}
+	record := func(v uint32, nb []uint32) {
+		mu.Lock()
+		for _, u := range nb {
+			got[[2]uint32{v, u}]++
+		}
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for b := range g.Batches() {
+			record(b.Vertex, b.Neighbors)
+			g.Release(b)
+		}
+	})
+	want := map[[2]uint32]int{}
+	rng := rand.New(rand.NewPCG(4, 4))
+	local := 0
+	for round := range 5 {
+		for range 2000 {
+			a, b := rng.Uint32N(n), rng.Uint32N(n-1)
+			if b >= a {
+				b++
+			}
+			g.Insert(stream.Edge{Src: a, Dst: b})
+			want[[2]uint32{a, b}]++
+			want[[2]uint32{b, a}]++
+		}
+		g.FlushLocal(func(v uint32, nb []uint32) { local++; record(v, nb) })
+		if g.Buffered() != 0 {
+			t.Fatalf("round %d: %d ids still buffered after FlushLocal", round, g.Buffered())
+		}
+	}
+	g.Close()
+	wg.Wait()
+	if len(got) != len(want) {
+		t.Fatalf("%d distinct pairs out, %d in", len(got), len(want))
+	}
+	for k, c := range want {
+		if got[k] != c {
+			t.Fatalf("pair %v: out %d times, in %d", k, got[k], c)
+		}
+	}
+	if st := g.Stats(); st.LocalBatches != uint64(local) {
+		t.Errorf("Stats().LocalBatches = %d, apply called %d times", st.LocalBatches, local)
+	}
+	t.Logf("%d gutters applied locally", local)
+}

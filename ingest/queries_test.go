@@ -1,0 +1,183 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"sketchcc/internal/streamgen"
+	"sketchcc/stream"
+)
+
+// queryAt ingests the stream at path, queries after each count in at (and
+// checks each answer against a union-find replay of that prefix), and
+// returns the answers.
+func queryAt(t *testing.T, path string, cfg Config, at []uint64) []*Result {
+	t.Helper()
+	f, err := stream.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg.Vertices = f.Header().Vertices
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := f.Reader(0, f.Header().Updates)
+	var out []*Result
+	var done uint64
+	for _, pos := range at {
+		n, err := e.IngestN(context.Background(), src, pos-done)
+		if err != nil || n != pos-done {
+			t.Fatalf("IngestN to %d: %d, %v", pos, n, err)
+		}
+		done = pos
+		res, err := e.Query(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		labels, truth := truthLabels(t, path, pos)
+		checkAgainstTruth(t, fmt.Sprintf("%s after %d (greedy answer %v, %+v)", filepath.Base(path), pos, res.Greedy, cfg),
+			res, labels, truth)
+		out = append(out, res)
+	}
+	return out
+}
+
+// TestMultiplesEvery852: GraphZeppelin's MTStreamWithMultipleQueries
+// points, with the component counts the data README gives.
+func TestMultiplesEvery852(t *testing.T) {
+	want := []int{469, 307, 235, 200, 177, 151, 135, 107, 88, 78}
+	at := []uint64{852, 1704, 2556, 3408, 4260, 5112, 5964, 6816, 7668, 8528}
+	for _, noGreedy := range []bool{false, true} {
+		res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", Config{NoGreedy: noGreedy, BatchFactor: 0.2}, at)
+		var got []int
+		for _, r := range res {
+			got = append(got, r.Components)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("no-greedy=%v: components %v, want %v", noGreedy, got, want)
+		}
+	}
+}
+
+// TestQueriesDuringErdosStreams queries dynamic Erdős streams with many
+// deletions at 12 points each, with and without the greedy shortcut. On
+// an insert-only real graph every query after the first must come from the
+// greedy DSU.
+func TestQueriesDuringErdosStreams(t *testing.T) {
+	dir := t.TempDir()
+	for _, g := range []struct {
+		v uint32
+		p float64
+	}{{1500, 0.0008}, {1000, 0.004}, {400, 0.05}, {300, 0.3}, {200, 0.6}} {
+		for seed := range uint64(2) {
+			path := filepath.Join(dir, fmt.Sprintf("erdos-%d-%v-%d.bin", g.v, g.p, seed))
+			out, _ := os.Create(path)
+			cum, _ := os.Create(path + ".cum")
+			sum, err := streamgen.Erdos(context.Background(), streamgen.DefaultErdosConfig(g.v, g.p, seed+11), out, cum)
+			out.Close()
+			cum.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Dense graphs have small forests, so closely spaced queries
+			// often find the greedy DSU still valid.
+			points := uint64(12)
+			if g.p >= 0.5 {
+				points = 80
+			}
+			var at []uint64
+			for i := uint64(1); i <= points; i++ {
+				at = append(at, sum.Updates*i/points)
+			}
+			greedy := 0
+			for _, noGreedy := range []bool{false, true} {
+				for _, r := range queryAt(t, path, Config{NoGreedy: noGreedy, BatchFactor: 0.1}, at) {
+					if r.Greedy {
+						if noGreedy {
+							t.Fatal("greedy answer with NoGreedy set")
+						}
+						greedy++
+					}
+				}
+			}
+			t.Logf("%s: %d updates, %d deletes, %d of %d queries answered greedily",
+				filepath.Base(path), sum.Updates, sum.Deletes, greedy, points)
+		}
+	}
+	// Insert-only: the greedy DSU stays valid.
+	var at []uint64
+	for i := uint64(1); i <= 10; i++ {
+		at = append(at, 14484*i/10)
+	}
+	for i, r := range queryAt(t, "../testdata/ca-GrQc.bin", Config{}, at) {
+		if r.Greedy != (i > 0) {
+			t.Errorf("ca-GrQc query %d: greedy = %v", i, r.Greedy)
+		}
+	}
+}
+
+// TestGreedyIllFormedStream: the greedy shortcut must stay exact when type
+// bytes lie (duplicate inserts, deletes of absent edges), because the
+// sketches toggle whatever the type byte says. The stream is random toggles
+// on a small vertex set with random type bytes, queried every 50 updates.
+func TestGreedyIllFormedStream(t *testing.T) {
+	const n, updates = 60, 3000
+	rng := rand.New(rand.NewPCG(9, 9))
+	path := filepath.Join(t.TempDir(), "toggles.bin")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := stream.NewWriter(f, stream.Header{Vertices: n, Updates: updates})
+	for range updates {
+		a, b := rng.Uint32N(n), rng.Uint32N(n-1)
+		if b >= a {
+			b++
+		}
+		w.Write(stream.Update{Type: stream.UpdateType(rng.IntN(2)), Edge: stream.Edge{Src: a, Dst: b}})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var at []uint64
+	for p := uint64(50); p <= updates; p += 50 {
+		at = append(at, p)
+	}
+	greedy := 0
+	for _, r := range queryAt(t, path, Config{BatchFactor: 0.05}, at) {
+		if r.Greedy {
+			greedy++
+		}
+	}
+	t.Logf("%d of %d queries answered greedily", greedy, len(at))
+}
+
+// TestEdgeSet checks the greedy shortcut's forest edge set against a map.
+func TestEdgeSet(t *testing.T) {
+	var s edgeSet
+	s.reset(4)
+	in := map[uint64]bool{}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range 5000 {
+		x := rng.Uint64N(3000) + 1
+		s.add(x)
+		in[x] = true
+	}
+	for x := uint64(1); x <= 3100; x++ {
+		if s.has(x) != in[x] {
+			t.Fatalf("has(%d) = %v, want %v", x, s.has(x), in[x])
+		}
+	}
+	if s.n != len(in) {
+		t.Fatalf("n = %d, want %d", s.n, len(in))
+	}
+}
