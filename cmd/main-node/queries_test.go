@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sketchcc/dsu"
+	"sketchcc/stream"
+)
+
+// prefixDSU replays the first k updates of the stream at path with toggle
+// semantics and returns the union-find of that prefix's graph.
+func prefixDSU(t *testing.T, path string, k uint64) *dsu.DSU {
+	t.Helper()
+	f, err := stream.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := f.Reader(0, k)
+	edges := map[stream.Edge]bool{}
+	for r.Next() {
+		e := r.Update().Canonical()
+		if edges[e] {
+			delete(edges, e)
+		} else {
+			edges[e] = true
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	d := dsu.New(f.Header().Vertices)
+	for e := range edges {
+		d.Union(e.Src, e.Dst)
+	}
+	return d
+}
+
+// TestQueriesDuringStream runs main-node with --query-at at the multiples
+// stream's tenths, point queries and per-query labels, with and without
+// the greedy shortcut, and checks every answer against a union-find over
+// the stream prefix.
+func TestQueriesDuringStream(t *testing.T) {
+	const path = "../../testdata/multiples_graph_1024_stream.data"
+	want := []int{469, 307, 235, 200, 177, 151, 135, 107, 88, 78} // data README
+	rng := rand.New(rand.NewPCG(2, 3))
+	var pq strings.Builder
+	pq.WriteString("# u v\n")
+	var pairs [][2]uint32
+	for range 300 {
+		u, v := rng.Uint32N(1024), rng.Uint32N(1024)
+		pairs = append(pairs, [2]uint32{u, v})
+		fmt.Fprintf(&pq, "%d %d\n", u, v)
+	}
+	pqFile := writeFile(t, "points.txt", []byte(pq.String()))
+	for _, greedy := range []bool{true, false} {
+		dir := t.TempDir()
+		args := []string{"--stream", path, "--json", "--query-at", "852,1704,2556,3408,4260,5112,5964,6816,7668",
+			"--point-queries", pqFile, "--labels", filepath.Join(dir, "labels"), "--batch-factor", "0.1"}
+		if !greedy {
+			args = append(args, "--no-greedy")
+		}
+		r := runMain(t, args...)
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		var out struct {
+			Components int           `json:"components"`
+			Greedy     bool          `json:"greedy"`
+			Queries    []queryRecord `json:"queries"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%v\n%s", err, r.stdout)
+		}
+		var got []int
+		for _, q := range out.Queries {
+			got = append(got, q.Components)
+			if q.Greedy && !greedy {
+				t.Errorf("query after %d: greedy answer with --no-greedy", q.AfterUpdates)
+			}
+			truth := prefixDSU(t, path, q.AfterUpdates)
+			if q.Components != truth.Sets() {
+				t.Errorf("after %d: %d components, union-find %d", q.AfterUpdates, q.Components, truth.Sets())
+			}
+			if len(q.Points) != len(pairs) {
+				t.Fatalf("after %d: %d point answers, want %d", q.AfterUpdates, len(q.Points), len(pairs))
+			}
+			for i, pa := range q.Points {
+				if pa.U != pairs[i][0] || pa.V != pairs[i][1] || pa.Connected != truth.Same(pa.U, pa.V) {
+					t.Fatalf("after %d: point query %d = %+v, truth connected=%v", q.AfterUpdates, i, pa, truth.Same(pa.U, pa.V))
+				}
+			}
+			lines := readPairs(t, filepath.Join(dir, fmt.Sprintf("labels.%d", q.AfterUpdates)))
+			if len(lines) != 1024 {
+				t.Fatalf("labels.%d has %d lines", q.AfterUpdates, len(lines))
+			}
+			// The labels must be a bijection with the union-find's roots.
+			rootOf, labelOf := map[uint32]uint32{}, map[uint32]uint32{}
+			for _, l := range lines {
+				root := truth.Find(l[0])
+				if r, ok := rootOf[l[1]]; ok && r != root {
+					t.Fatalf("labels.%d: label %d spans two components", q.AfterUpdates, l[1])
+				}
+				if lb, ok := labelOf[root]; ok && lb != l[1] {
+					t.Fatalf("labels.%d: one component has labels %d and %d", q.AfterUpdates, lb, l[1])
+				}
+				rootOf[l[1]], labelOf[root] = root, l[1]
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("greedy=%v: components %v, want %v", greedy, got, want)
+		}
+		if out.Components != 78 || out.Greedy != greedy {
+			t.Errorf("top level: components %d greedy %v", out.Components, out.Greedy)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "labels")); err != nil {
+			t.Errorf("final labels file: %v", err)
+		}
+	}
+}
+
+func TestQueryFlagErrors(t *testing.T) {
+	const path = "../../testdata/multiples_graph_1024_stream.data"
+	for _, args := range [][]string{
+		{"--stream", path, "--queries", "0"},
+		{"--stream", path, "--query-at", "10,x"},
+	} {
+		if r := runMain(t, args...); r.code != 2 {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+	bad := writeFile(t, "bad.txt", []byte("1 2\n3 99999\n"))
+	r := runMain(t, "--stream", path, "--point-queries", bad)
+	if r.code != 1 || !strings.Contains(r.stderr, "bad.txt:2") || strings.Contains(r.stdout, "components") {
+		t.Errorf("out-of-range point query: %v", r)
+	}
+}
