@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -59,6 +60,7 @@ type config struct {
 	queueBatches int
 	progress     string
 	logLevel     string
+	cpuProfile   string
 	queries      int
 	queryAtList  string
 	queryAt      []uint64
@@ -86,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: main-node --stream FILE [flags]\n\n"+
 			"Ingests an edge-update stream into per-vertex ℓ0 sketches and prints the\n"+
@@ -177,6 +180,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if c.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
 	res, err := ingestAndQuery(ctx, c, e, src, points, log)
 	stopProgress()
@@ -230,4 +240,17 @@ func openSource(path, format string) (stream.Source, func(), error) {
 		return nil, nil, err
 	}
 	return t, func() { f.Close() }, nil
+}
+
+// startCPUProfile writes a CPU profile to path until the returned func runs.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
