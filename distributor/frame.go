@@ -1,0 +1,257 @@
+package distributor
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"sync/atomic"
+	"unsafe"
+)
+
+// messageType is the first byte of a frame.
+type messageType uint8
+
+// The list of available message types.
+//
+// WARNING: ONLY APPEND TO THIS LIST! The numeric values are part of the
+// protocol itself.
+const (
+	_          messageType = iota // 0 is never sent: a zeroed frame is garbage
+	helloMsg                      // handshake: name, challenge, answer
+	paramsMsg                     // main node → worker: sketch geometry and seeds
+	readyMsg                      // worker → main node: parameters accepted
+	batchesMsg                    // main node → worker: batches to sketch
+	deltasMsg                     // worker → main node: their deltas
+	stopMsg                       // main node → worker: no more batches; exit
+	errorMsg                      // either way: why the sender closes
+	numMessageTypes
+)
+
+func (t messageType) String() string {
+	names := [...]string{"invalid", "hello", "params", "ready", "batches", "deltas", "stop", "error"}
+	if int(t) < len(names) {
+		return names[t]
+	}
+	return fmt.Sprintf("messageType(%d)", uint8(t))
+}
+
+// protocolVersion opens every connection, raw, in both directions, before
+// any frame.
+const protocolVersion = "sketchcc-batch/1"
+
+// prefixBytes is the frame prefix: type uint8, header length uint32,
+// payload length uint32, little-endian.
+const prefixBytes = 9
+
+// Limits on what a frame may declare, checked before anything is read or
+// allocated.
+const (
+	// handshakeHeaderBytes bounds a header before the peer is
+	// authenticated, so that a stranger makes us allocate little.
+	handshakeHeaderBytes = 1 << 10
+	// maxHeaderBytes bounds a header after the handshake: a batches frame
+	// of maxFrameBatches entries takes at most 19 bytes per entry.
+	maxHeaderBytes = 20 * maxFrameBatches
+	// maxFrameBatches bounds the batches or deltas of one frame.
+	maxFrameBatches = 4096
+)
+
+// frameReader reads frames from one connection. Not safe for concurrent
+// use: one reader goroutine per connection owns it.
+type frameReader struct {
+	r      *bufio.Reader
+	prefix [prefixBytes]byte
+	header []byte
+	dec    *decoder
+	// maxHeader and maxPayload bound the next frame, in bytes.
+	maxHeader, maxPayload int
+}
+
+// newFrameReader returns a frameReader on r; count, if not nil, counts
+// the bytes read.
+func newFrameReader(r io.Reader, count *atomic.Uint64) *frameReader {
+	if count != nil {
+		r = countingReader{r, count}
+	}
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), dec: newDecoder(), maxHeader: handshakeHeaderBytes}
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r     io.Reader
+	count *atomic.Uint64
+}
+
+func (c countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.count.Add(uint64(n))
+	return n, err
+}
+
+// readVersion reads the peer's protocol string and checks it.
+func (fr *frameReader) readVersion() error {
+	var b [len(protocolVersion)]byte
+	if _, err := io.ReadFull(fr.r, b[:]); err != nil {
+		return fmt.Errorf("cannot read protocol version: %w", noEOF(err))
+	}
+	if string(b[:]) != protocolVersion {
+		if string(b[:len(b)-1]) == protocolVersion[:len(protocolVersion)-1] {
+			return fmt.Errorf("%w: peer speaks %q, this build %q", ErrVersion, b[:], protocolVersion)
+		}
+		return fmt.Errorf("%w: peer opened with %q, not %q: not a sketchcc peer", ErrVersion, b[:], protocolVersion)
+	}
+	return nil
+}
+
+// next reads the prefix and header of the next frame. The header is valid
+// until the next call; the caller then reads the payload with payload or
+// skipPayload. Lengths over the limits are errors, found before reading
+// further.
+func (fr *frameReader) next() (t messageType, header []byte, payloadBytes int, err error) {
+	if _, err := io.ReadFull(fr.r, fr.prefix[:]); err != nil {
+		return 0, nil, 0, err
+	}
+	t = messageType(fr.prefix[0])
+	h := binary.LittleEndian.Uint32(fr.prefix[1:])
+	p := binary.LittleEndian.Uint32(fr.prefix[5:])
+	switch {
+	case t == 0 || t >= numMessageTypes:
+		return t, nil, 0, fmt.Errorf("%w: unknown message type %d", ErrFrame, uint8(t))
+	case uint64(h) > uint64(fr.maxHeader):
+		return t, nil, 0, fmt.Errorf("%w: %s header of %d bytes, limit %d", ErrFrame, t, h, fr.maxHeader)
+	case uint64(p) > uint64(fr.maxPayload):
+		return t, nil, 0, fmt.Errorf("%w: %s payload of %d bytes, limit %d", ErrFrame, t, p, fr.maxPayload)
+	}
+	if cap(fr.header) < int(h) {
+		fr.header = make([]byte, h, max(int(h), 512))
+	}
+	fr.header = fr.header[:h]
+	if _, err := io.ReadFull(fr.r, fr.header); err != nil {
+		return t, nil, 0, noEOF(err)
+	}
+	return t, fr.header, int(p), nil
+}
+
+// payload reads the current frame's payload into dst, which must hold
+// exactly its length.
+func (fr *frameReader) payload(dst []byte) error {
+	_, err := io.ReadFull(fr.r, dst)
+	return noEOF(err)
+}
+
+// expect reads the next frame, which must be of type want with an empty
+// payload, and decodes its header into m. An errorMsg from the peer is
+// returned as a *PeerError.
+func (fr *frameReader) expect(want messageType, m any) error {
+	t, h, p, err := fr.next()
+	if err != nil {
+		return err
+	}
+	if p != 0 {
+		return fmt.Errorf("%w: %s frame with a %d-byte payload", ErrFrame, t, p)
+	}
+	if t == errorMsg && want != errorMsg {
+		var f failure
+		if err := fr.dec.decode(h, &f, 0); err != nil {
+			return fmt.Errorf("%w: bad error frame: %v", ErrFrame, err)
+		}
+		return &PeerError{Reason: f.Reason}
+	}
+	if t != want {
+		return fmt.Errorf("%w: got a %s frame, want %s", ErrFrame, t, want)
+	}
+	if err := fr.dec.decode(h, m, 0); err != nil {
+		return fmt.Errorf("%w: bad %s header: %v", ErrFrame, t, err)
+	}
+	return nil
+}
+
+// noEOF turns an EOF in the middle of something into ErrUnexpectedEOF.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// frameWriter writes frames to one connection. Not safe for concurrent
+// use: one writer goroutine per connection owns it.
+type frameWriter struct {
+	w    io.Writer
+	enc  *encoder
+	head []byte      // prefix + header of the frame being written
+	bufs net.Buffers // head, then payload parts: written with one writev
+	// count, if not nil, counts the bytes written.
+	count *atomic.Uint64
+}
+
+// newFrameWriter returns a frameWriter on w, which should be the net.Conn
+// itself so that a frame goes out in one writev; count, if not nil, counts
+// the bytes written.
+func newFrameWriter(w io.Writer, count *atomic.Uint64) *frameWriter {
+	return &frameWriter{w: w, enc: newEncoder(), count: count}
+}
+
+// writeVersion writes the protocol string.
+func (fw *frameWriter) writeVersion() error {
+	n, err := io.WriteString(fw.w, protocolVersion)
+	if fw.count != nil {
+		fw.count.Add(uint64(n))
+	}
+	return err
+}
+
+// write writes one frame: type t, the header of m, and the payload parts
+// in order (not copied: the connection's writev reads them). It returns
+// the bytes written.
+func (fw *frameWriter) write(t messageType, m any, payload ...[]byte) (int, error) {
+	h := fw.enc.encode(m)
+	var p int
+	for _, b := range payload {
+		p += len(b)
+	}
+	if uint64(p) > 1<<32-1 {
+		panic(fmt.Sprintf("BUG: distributor: payload of %d bytes", p))
+	}
+	fw.head = append(fw.head[:0], byte(t))
+	fw.head = binary.LittleEndian.AppendUint32(fw.head, uint32(len(h)))
+	fw.head = binary.LittleEndian.AppendUint32(fw.head, uint32(p))
+	fw.head = append(fw.head, h...)
+	fw.bufs = append(fw.bufs[:0], fw.head)
+	for _, b := range payload {
+		if len(b) > 0 {
+			fw.bufs = append(fw.bufs, b)
+		}
+	}
+	n := len(fw.head) + p
+	bufs := fw.bufs // WriteTo consumes its receiver
+	written, err := bufs.WriteTo(fw.w)
+	clear(fw.bufs[1:]) // drop references to the payload
+	if fw.count != nil {
+		fw.count.Add(uint64(written))
+	}
+	return n, err
+}
+
+// uint32Bytes views ids as their little-endian bytes (the platform is
+// little-endian: package sketch refuses to build otherwise).
+func uint32Bytes(ids []uint32) []byte {
+	if len(ids) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), 4*len(ids))
+}
+
+// bytesUint32 views b, whose length is a multiple of 4 and whose start
+// is 4-byte aligned, as uint32s.
+func bytesUint32(b []byte) []uint32 {
+	if len(b) == 0 {
+		return nil
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 || len(b)%4 != 0 {
+		panic("BUG: distributor: misaligned id buffer")
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+}

@@ -1,0 +1,128 @@
+package distributor
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+
+	"sketchcc/sketch"
+)
+
+// nonceBytes is the size of a handshake challenge.
+const nonceBytes = 32
+
+// authMAC answers a challenge: HMAC-SHA256 under the cluster key of the
+// protocol string, the answering side's role and both nonces, the
+// challenger's first. The role keeps one side's answer from serving as the
+// other's.
+func authMAC(key []byte, role string, challenge, own []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(protocolVersion))
+	m.Write([]byte{0})
+	m.Write([]byte(role))
+	m.Write([]byte{0})
+	m.Write(challenge)
+	m.Write(own)
+	return m.Sum(nil)
+}
+
+func newNonce() []byte {
+	b := make([]byte, nonceBytes)
+	rand.Read(b) // never fails (crypto/rand documents it)
+	return b
+}
+
+// handshakeResult is what the main node learns from a worker.
+type handshakeResult struct {
+	name    string
+	threads int
+}
+
+// mainHandshake runs the main node's side of the handshake (doc.go) on a
+// fresh connection. The caller sets the deadline. A refused worker is told
+// why before the error is returned.
+func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p sketch.Params, maxBatch int) (handshakeResult, error) {
+	var res handshakeResult
+	mine := newNonce()
+	if err := fw.writeVersion(); err != nil {
+		return res, err
+	}
+	if _, err := fw.write(helloMsg, &hello{Name: name, Nonce: mine}); err != nil {
+		return res, err
+	}
+	if err := fr.readVersion(); err != nil {
+		return res, err
+	}
+	var h hello
+	if err := fr.expect(helloMsg, &h); err != nil {
+		return res, err
+	}
+	res.name = h.Name
+	if len(h.Nonce) != nonceBytes {
+		return res, fmt.Errorf("%w: worker nonce of %d bytes, want %d", ErrFrame, len(h.Nonce), nonceBytes)
+	}
+	if !hmac.Equal(h.MAC, authMAC(key, "worker", mine, h.Nonce)) {
+		fw.write(errorMsg, &failure{Reason: "authentication failed: the worker's cluster key differs from the main node's"})
+		return res, fmt.Errorf("%w: the worker did not answer the challenge with the main node's cluster key", ErrAuth)
+	}
+	m := &params{Vertices: p.Vertices, Factor: p.Factor, Seed: p.Seed, Rows: p.Rows, Columns: p.Columns,
+		MaxBatchUpdates: maxBatch, MAC: authMAC(key, "main", h.Nonce, mine)}
+	if _, err := fw.write(paramsMsg, m); err != nil {
+		return res, err
+	}
+	var r ready
+	if err := fr.expect(readyMsg, &r); err != nil {
+		return res, err
+	}
+	res.threads = r.Threads
+	return res, nil
+}
+
+// workerHandshake runs a worker's side of the handshake on an accepted
+// connection and returns the graph's sketch parameters and the largest
+// batch the main node will send. The caller sets the deadline.
+func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, threads int) (sketch.Params, int, error) {
+	if err := fw.writeVersion(); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	if err := fr.readVersion(); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	var h hello
+	if err := fr.expect(helloMsg, &h); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	if len(h.Nonce) != nonceBytes {
+		return sketch.Params{}, 0, fmt.Errorf("%w: main node nonce of %d bytes, want %d", ErrFrame, len(h.Nonce), nonceBytes)
+	}
+	mine := newNonce()
+	if _, err := fw.write(helloMsg, &hello{Name: name, Nonce: mine, MAC: authMAC(key, "worker", h.Nonce, mine)}); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	var m params
+	if err := fr.expect(paramsMsg, &m); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	if !hmac.Equal(m.MAC, authMAC(key, "main", mine, h.Nonce)) {
+		fw.write(errorMsg, &failure{Reason: "authentication failed: the main node's cluster key differs from the worker's"})
+		return sketch.Params{}, 0, fmt.Errorf("%w: the main node did not answer the challenge with the worker's cluster key", ErrAuth)
+	}
+	p, err := sketch.NewParams(m.Vertices, m.Factor, m.Seed)
+	if err == nil && (p.Rows != m.Rows || p.Columns != m.Columns) {
+		err = fmt.Errorf("main node sketches have %d rows × %d columns, this build computes %d × %d",
+			m.Rows, m.Columns, p.Rows, p.Columns)
+	}
+	if err == nil && (m.MaxBatchUpdates < 1 || m.MaxBatchUpdates > maxBatchUpdates) {
+		err = fmt.Errorf("batches of up to %d updates, need [1, %d]", m.MaxBatchUpdates, maxBatchUpdates)
+	}
+	if err != nil {
+		err = fmt.Errorf("%w: %v", ErrParams, err)
+		fw.write(errorMsg, &failure{Reason: err.Error()})
+		return sketch.Params{}, 0, err
+	}
+	if _, err := fw.write(readyMsg, &ready{Threads: threads}); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	return p, m.MaxBatchUpdates, nil
+}

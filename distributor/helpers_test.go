@@ -1,0 +1,234 @@
+package distributor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"sketchcc/gutters"
+	"sketchcc/sketch"
+	"sketchcc/stream"
+)
+
+func requireNoError(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkFor calls f every `every` until it returns nil or total has passed,
+// and fails the test with f's last error then (nats' checkFor).
+func checkFor(t testing.TB, total, every time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(every)
+	}
+	t.Fatalf("after %v: %v", total, err)
+}
+
+// checkNoLeaks fails the test if, after it, goroutines remain beyond those
+// running when checkNoLeaks was called (nats' ats_test.go style).
+func checkNoLeaks(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+			if n := runtime.NumGoroutine(); n > before {
+				buf := make([]byte, 1<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				return fmt.Errorf("%d goroutines, %d before the test:\n%s", n, before, buf)
+			}
+			return nil
+		})
+	})
+}
+
+// testLogger logs to the test, at debug level.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	return len(b), nil
+}
+
+// testEngine is a minimal main node over gutters and a sketch table, with
+// the same seam as ingest.Engine, whose table a test can compare with
+// one built directly: every batch applied exactly once gives the same
+// buckets.
+type testEngine struct {
+	p       sketch.Params
+	table   *sketch.Table
+	gut     *gutters.Gutters
+	locks   []sync.Mutex
+	applied atomic.Uint64
+	merged  atomic.Uint64
+	local   atomic.Uint64
+	prog    chan struct{}
+}
+
+func newTestEngine(t testing.TB, vertices uint32, batchUpdates int) *testEngine {
+	p, err := sketch.NewParams(vertices, 1, 42)
+	requireNoError(t, err)
+	g, err := gutters.New(gutters.Config{Vertices: vertices, BatchUpdates: batchUpdates, QueueBatches: 8})
+	requireNoError(t, err)
+	return &testEngine{p: p, table: sketch.NewTable(p), gut: g, locks: make([]sync.Mutex, vertices),
+		prog: make(chan struct{}, 1)}
+}
+
+func (e *testEngine) Batches() <-chan gutters.Batch { return e.gut.Batches() }
+func (e *testEngine) Release(b gutters.Batch)       { e.gut.Release(b) }
+func (e *testEngine) Params() sketch.Params         { return e.p }
+func (e *testEngine) BatchUpdates() int             { return e.gut.Config().BatchUpdates }
+
+func (e *testEngine) MergeDelta(v uint32, delta []sketch.Bucket) {
+	e.locks[v].Lock()
+	sketch.Merge(e.table.Sketch(v), delta)
+	e.locks[v].Unlock()
+	e.merged.Add(1)
+	e.done()
+}
+
+func (e *testEngine) ApplyBatch(v uint32, neighbors []uint32) {
+	e.locks[v].Lock()
+	e.table.ApplyBatch(v, neighbors)
+	e.locks[v].Unlock()
+	e.local.Add(1)
+	e.done()
+}
+
+func (e *testEngine) done() {
+	e.applied.Add(1)
+	select {
+	case e.prog <- struct{}{}:
+	default:
+	}
+}
+
+func (e *testEngine) Flush(ctx context.Context) error {
+	e.gut.Flush()
+	target := e.gut.Stats().Batches
+	for e.applied.Load() < target {
+		select {
+		case <-e.prog:
+		case <-ctx.Done():
+			return fmt.Errorf("flush: %d of %d batches not applied: %w", target-e.applied.Load(), target, context.Cause(ctx))
+		}
+	}
+	if a := e.applied.Load(); a != target {
+		return fmt.Errorf("flush: %d batches applied, %d emitted", a, target)
+	}
+	return nil
+}
+
+// insert feeds updates to the gutters from the caller's goroutine.
+func (e *testEngine) insert(us []stream.Update) { e.gut.InsertBatch(us) }
+
+// close closes the gutters (the batch queue).
+func (e *testEngine) close() { e.gut.Close() }
+
+// checkTable compares every vertex's sketch with the sketch of all
+// updates applied directly.
+func (e *testEngine) checkTable(t testing.TB, us []stream.Update) {
+	t.Helper()
+	want := sketch.NewTable(e.p)
+	for _, u := range us {
+		want.ApplyBatch(u.Src, []uint32{u.Dst})
+		want.ApplyBatch(u.Dst, []uint32{u.Src})
+	}
+	bad := 0
+	for v := range e.p.Vertices {
+		got, w := e.table.Sketch(v), want.Sketch(v)
+		for i := range w {
+			if got[i] != w[i] {
+				bad++
+				if bad <= 3 {
+					t.Errorf("vertex %d bucket %d: %x, want %x (a batch lost or applied twice)", v, i, got[i], w[i])
+				}
+				break
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d vertices' sketches differ from the directly computed ones", bad, e.p.Vertices)
+	}
+}
+
+// randomUpdates returns n random updates on vertices vertices.
+func randomUpdates(seed uint64, vertices uint32, n int) []stream.Update {
+	r := rand.New(rand.NewPCG(seed, 1))
+	us := make([]stream.Update, n)
+	for i := range us {
+		a := r.Uint32N(vertices)
+		b := r.Uint32N(vertices - 1)
+		if b >= a {
+			b++
+		}
+		us[i] = stream.Update{Type: stream.Insert, Edge: stream.Edge{Src: a, Dst: b}}
+	}
+	return us
+}
+
+// startWorker serves a Worker on 127.0.0.1:0 and returns its address; the
+// test's cleanup closes it.
+func startWorker(t testing.TB, cfg WorkerConfig) (string, *Worker) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t).With("side", "worker")
+	}
+	w, err := NewWorker(cfg)
+	requireNoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	requireNoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(context.Background(), ln) }()
+	t.Cleanup(func() {
+		w.Close()
+		if err := <-done; !errors.Is(err, ErrClosed) {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return ln.Addr().String(), w
+}
+
+// runStream inserts us into e in chunks while the pool works, flushes and
+// checks that every batch was applied exactly once.
+func runStream(t testing.TB, e *testEngine, p *Pool, us []stream.Update, during func(i int)) {
+	t.Helper()
+	const chunk = 512
+	for i := 0; i < len(us); i += chunk {
+		e.insert(us[i:min(i+chunk, len(us))])
+		if during != nil {
+			during(i / chunk)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	requireNoError(t, p.Flush(ctx))
+	e.checkTable(t, us)
+}
+
+var _ = bytes.NewReader
+var _ = io.EOF
+var _ = os.Getenv

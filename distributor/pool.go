@@ -1,0 +1,423 @@
+package distributor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sketchcc/gutters"
+	"sketchcc/sketch"
+)
+
+// Engine is the main node's side of the seam that a Pool consumes:
+// *ingest.Engine implements it. For every batch received from Batches the
+// Pool calls Release once, and exactly one of MergeDelta or ApplyBatch for
+// its vertex. All methods but Flush are called concurrently.
+type Engine interface {
+	// Batches is the queue of full and flushed batches.
+	Batches() <-chan gutters.Batch
+	// Release returns a batch's buffer to the gutters.
+	Release(b gutters.Batch)
+	// MergeDelta XORs a delta computed by sketch.Params.Delta into v's
+	// sketch and counts one batch as applied.
+	MergeDelta(v uint32, delta []sketch.Bucket)
+	// ApplyBatch sketches a batch into v's sketch on the main node and
+	// counts one batch as applied.
+	ApplyBatch(v uint32, neighbors []uint32)
+	// Params returns the sketch parameters.
+	Params() sketch.Params
+	// BatchUpdates returns the largest batch, in neighbour ids.
+	BatchUpdates() int
+	// Flush emits the buffered updates and waits until every batch
+	// emitted so far is applied, or ctx is done.
+	Flush(ctx context.Context) error
+}
+
+// Config configures a Pool. A zero field takes its default.
+type Config struct {
+	// Name is the main node's name in the handshake.
+	Name string
+	// Key is the cluster key that the handshake authenticates with; nil
+	// means none. 16, 24 or 32 bytes.
+	Key []byte
+	// Credits is the number of batches in flight to one worker: sent and
+	// not yet answered by a delta. It bounds the main node's memory per
+	// worker (Credits · batch bytes) and, with the gutters' queue, makes
+	// back-pressure reach the stream reader. Zero means 64.
+	Credits int
+	// FrameBytes is the batch payload at which a frame is sent at once, in
+	// bytes. Zero means 512 KiB.
+	FrameBytes int
+	// FlushDelay is the longest a batch waits for others to share its
+	// frame. Zero means DefaultFlushDelay.
+	FlushDelay time.Duration
+	// LocalCutoff is the batch size, in updates (neighbour ids), under
+	// which a batch is sketched on the main node rather than shipped:
+	// shipping it costs more than computing it. Zero means
+	// DefaultLocalCutoff; negative means ship every batch.
+	LocalCutoff int
+	// MaxFrameBytes bounds the payload of a frame read from a worker, in
+	// bytes. Zero means DefaultMaxFrameBytes.
+	MaxFrameBytes int
+	// DialTimeout bounds connecting to a worker and the handshake. Zero
+	// means 10 s.
+	DialTimeout time.Duration
+	// AnswerTimeout is how long a worker that holds batches may stay
+	// silent, and a frame may take to write, before its connection is
+	// dropped and its batches are sent elsewhere. Zero means 30 s.
+	AnswerTimeout time.Duration
+	// Logger receives worker events; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultLocalCutoff is the default LocalCutoff, in updates: below it a
+// batch costs less to sketch on the main node than to ship to a worker
+// and merge back (distributor's BenchmarkShipVsCompute on loopback;
+// Landscape's cut-off was 400).
+const DefaultLocalCutoff = 64
+
+func (c *Config) ensureDefaults() {
+	if c.Credits == 0 {
+		c.Credits = 64
+	}
+	if c.FrameBytes == 0 {
+		c.FrameBytes = 512 << 10
+	}
+	if c.FlushDelay == 0 {
+		c.FlushDelay = DefaultFlushDelay
+	}
+	if c.LocalCutoff == 0 {
+		c.LocalCutoff = DefaultLocalCutoff
+	}
+	if c.MaxFrameBytes == 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = 10 * time.Second
+	}
+	if c.AnswerTimeout == 0 {
+		c.AnswerTimeout = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Credits < 0 || c.Credits > 1<<16 {
+		errs = append(errs, fmt.Errorf("distributor: %d credits, need [1, 65536]", c.Credits))
+	}
+	if c.FrameBytes < 0 {
+		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))
+	}
+	if c.MaxFrameBytes < 0 || c.MaxFrameBytes > 1<<31 {
+		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
+	}
+	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 {
+		errs = append(errs, errors.New("distributor: negative FlushDelay, DialTimeout or AnswerTimeout"))
+	}
+	if err := checkKey(c.Key); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// pending is a batch taken from the engine and not yet applied: its own
+// copy of the neighbours, kept until its delta is merged so that it can be
+// sent again.
+type pending struct {
+	id        uint64
+	vertex    uint32
+	neighbors []uint32
+}
+
+// retryQueueBatches bounds the queue of batches to send again. It holds
+// what failed workers had in flight (at most Credits each); when it is
+// full, the failing distributor applies the rest on the main node.
+const retryQueueBatches = 1 << 14
+
+// Pool is the main node's set of work distributors: one per connected
+// worker, each with one TCP connection, one writer and one reader
+// goroutine. Distributors and the local delta workers all take batches from
+// Engine.Batches, so work balances itself; when no worker is connected
+// the Pool sketches batches on the main node, so the stream always makes
+// progress.
+//
+// Add, Remove, Workers, WaitWorkers, Flush, Stats and Close are safe for
+// concurrent use.
+type Pool struct {
+	cfg    Config
+	e      Engine
+	params sketch.Params
+	per    int // buckets per delta
+	wg     sync.WaitGroup
+	quit   chan struct{} // closed by Close
+	closed atomic.Bool
+
+	retry   chan *pending
+	nextID  atomic.Uint64
+	buffers sync.Pool // *[]uint32 of BatchUpdates ids
+
+	// mu guards the fields below. Lock order: Pool.mu before
+	// distributor.mu (doc.go).
+	mu struct {
+		sync.Mutex
+		dists   map[string]*distributor // by worker name: connecting or connected
+		active  int                     // distributors past the handshake
+		changed chan struct{}           // closed and replaced when active changes
+		stats   map[string]*workerStats
+		order   []string // worker names in order of first connection
+	}
+
+	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
+	resent, duplicates    atomic.Uint64
+}
+
+// NewPool returns a Pool feeding on e and starts its fallback goroutine,
+// which sketches batches on the main node while no worker is connected. It
+// returns the errors of cfg.Validate.
+func NewPool(e Engine, cfg Config) (*Pool, error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &Pool{cfg: cfg, e: e, params: e.Params(), quit: make(chan struct{}),
+		retry: make(chan *pending, retryQueueBatches)}
+	p.per = p.params.BucketsPerVertex()
+	batch := e.BatchUpdates()
+	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
+	p.mu.dists = map[string]*distributor{}
+	p.mu.changed = make(chan struct{})
+	p.mu.stats = map[string]*workerStats{}
+	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
+		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
+	}
+	p.wg.Go(p.runFallback)
+	return p, nil
+}
+
+// deltaBytes is the encoded size of one delta (sketch.AppendDelta).
+func deltaBytes(per int) int { return 8 + per*sketch.BucketBytes }
+
+// Add connects to the worker called name at data-plane address addr, in
+// the background. A worker already added under that name is left alone.
+// Connection failures are logged; the Pool does not retry them (the
+// worker's next membership event does).
+func (p *Pool) Add(name, addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed.Load() {
+		return
+	}
+	if _, ok := p.mu.dists[name]; ok {
+		return
+	}
+	st := p.statsLocked(name, addr)
+	d := newDistributor(p, name, addr, st)
+	p.mu.dists[name] = d
+	p.wg.Go(func() {
+		d.run()
+		p.mu.Lock()
+		if p.mu.dists[name] == d {
+			delete(p.mu.dists, name)
+		}
+		p.mu.Unlock()
+	})
+}
+
+// Remove drops the connection to the worker called name, if any: its
+// unanswered batches go to other workers or are sketched on the main node.
+func (p *Pool) Remove(name string, reason string) {
+	p.mu.Lock()
+	d := p.mu.dists[name]
+	p.mu.Unlock()
+	if d != nil {
+		d.fail(errors.New(reason))
+	}
+}
+
+// Workers returns the number of workers past the handshake.
+func (p *Pool) Workers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.active
+}
+
+// WaitWorkers blocks until n workers are connected or ctx is done, and
+// returns an error wrapping ctx's cause then.
+func (p *Pool) WaitWorkers(ctx context.Context, n int) error {
+	for {
+		p.mu.Lock()
+		have, ch := p.mu.active, p.mu.changed
+		p.mu.Unlock()
+		if have >= n {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-p.quit:
+			return ErrClosed
+		case <-ctx.Done():
+			return fmt.Errorf("distributor: %d of %d workers connected: %w", have, n, context.Cause(ctx))
+		}
+	}
+}
+
+// Flush calls the engine's Flush: every batch emitted so far is applied
+// when it returns nil. When ctx is done first, the error names each
+// worker that still holds batches, and how many.
+func (p *Pool) Flush(ctx context.Context) error {
+	err := p.e.Flush(ctx)
+	if err == nil {
+		return nil
+	}
+	var late []string
+	p.mu.Lock()
+	for _, d := range p.mu.dists {
+		if n := d.held(); n > 0 {
+			late = append(late, fmt.Sprintf("%s (%s) holds %d batches", d.name, d.addr, n))
+		}
+	}
+	p.mu.Unlock()
+	slices.Sort(late)
+	if n := len(p.retry); n > 0 {
+		late = append(late, fmt.Sprintf("%d batches wait to be sent again", n))
+	}
+	if len(late) == 0 {
+		return fmt.Errorf("distributor: flush: %w", err)
+	}
+	return fmt.Errorf("distributor: flush: workers did not answer: %s: %w", strings.Join(late, "; "), err)
+}
+
+// Close tells every worker to stop, closes the connections and waits for
+// all goroutines started by the Pool; batches still unanswered are
+// sketched on the main node first, so that none is lost. It is
+// idempotent.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	if p.closed.Swap(true) {
+		p.mu.Unlock()
+		return nil
+	}
+	dists := make([]*distributor, 0, len(p.mu.dists))
+	for _, d := range p.mu.dists {
+		dists = append(dists, d)
+	}
+	p.mu.Unlock()
+	for _, d := range dists {
+		d.stop()
+	}
+	close(p.quit)
+	p.wg.Wait()
+	// Nobody takes from retry any more.
+	for {
+		select {
+		case b := <-p.retry:
+			p.applyLocal(b)
+		default:
+			return nil
+		}
+	}
+}
+
+// take copies batch b into a pending batch with a new id, or sketches it
+// on the main node when it is under the local cutoff (nil then). It
+// releases b.
+func (p *Pool) take(b gutters.Batch) *pending {
+	if len(b.Neighbors) < p.cfg.LocalCutoff {
+		p.e.ApplyBatch(b.Vertex, b.Neighbors)
+		p.e.Release(b)
+		p.localCutoff.Add(1)
+		return nil
+	}
+	buf := p.buffers.Get().(*[]uint32)
+	pb := &pending{id: p.nextID.Add(1), vertex: b.Vertex, neighbors: append((*buf)[:0], b.Neighbors...)}
+	p.e.Release(b)
+	return pb
+}
+
+// done recycles the buffer of a batch that has been applied.
+func (p *Pool) done(b *pending) {
+	s := b.neighbors[:0]
+	b.neighbors = nil
+	p.buffers.Put(&s)
+}
+
+// applyLocal sketches a pending batch on the main node.
+func (p *Pool) applyLocal(b *pending) {
+	p.e.ApplyBatch(b.vertex, b.neighbors)
+	p.fallback.Add(1)
+	p.done(b)
+}
+
+// requeue hands the batches of a failed connection to other workers or,
+// when the retry queue is full, sketches them here. It never blocks.
+func (p *Pool) requeue(bs []*pending) {
+	for _, b := range bs {
+		p.resent.Add(1)
+		select {
+		case p.retry <- b:
+		default:
+			p.applyLocal(b)
+		}
+	}
+}
+
+// runFallback sketches batches on the main node while no worker is
+// connected. It runs in its own goroutine until Close.
+func (p *Pool) runFallback() {
+	batches := p.e.Batches()
+	for {
+		p.mu.Lock()
+		active, changed := p.mu.active, p.mu.changed
+		p.mu.Unlock()
+		if active > 0 {
+			select {
+			case <-changed:
+				continue
+			case <-p.quit:
+				return
+			}
+		}
+		select {
+		case b := <-p.retry:
+			p.applyLocal(b)
+		case b, ok := <-batches:
+			if !ok {
+				batches = nil
+				continue
+			}
+			p.e.ApplyBatch(b.Vertex, b.Neighbors)
+			p.e.Release(b)
+			p.fallback.Add(1)
+		case <-changed:
+		case <-p.quit:
+			return
+		}
+	}
+}
+
+// setActive counts a distributor in or out of the active set and wakes
+// whoever waits on a change.
+func (p *Pool) setActive(delta int) {
+	p.mu.Lock()
+	p.mu.active += delta
+	close(p.mu.changed)
+	p.mu.changed = make(chan struct{})
+	p.mu.Unlock()
+}
+
+// dial connects to a worker's data-plane address.
+func (p *Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}

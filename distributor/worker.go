@@ -1,0 +1,454 @@
+package distributor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sketchcc/sketch"
+)
+
+// maxBatchUpdates bounds the neighbour ids of one batch, as gutters does.
+const maxBatchUpdates = 1 << 24
+
+// WorkerConfig configures a Worker. A zero field takes its default.
+type WorkerConfig struct {
+	// Name is the worker's name in the handshake and in the main node's
+	// logs. Empty means the listener's address.
+	Name string
+	// Threads is the number of goroutines computing deltas for each
+	// connection. Zero means runtime.GOMAXPROCS(0).
+	Threads int
+	// Key is the cluster key that the handshake authenticates with (an
+	// HMAC challenge in both directions). Nil means no key: only a main
+	// node without a key is served.
+	Key []byte
+	// MaxFrameBytes bounds the payload of a frame read from the main node,
+	// in bytes. Zero means DefaultMaxFrameBytes.
+	MaxFrameBytes int
+	// FrameBytes is the delta payload at which a frame is sent at once, in
+	// bytes. Zero means 1 MiB.
+	FrameBytes int
+	// FlushDelay is the longest a computed delta waits for others to share
+	// its frame. Zero means DefaultFlushDelay.
+	FlushDelay time.Duration
+	// HandshakeTimeout bounds the handshake. Zero means 10 s.
+	HandshakeTimeout time.Duration
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
+const DefaultMaxFrameBytes = 64 << 20
+
+// DefaultFlushDelay is the default time a partly filled frame waits.
+const DefaultFlushDelay = time.Millisecond
+
+func (c *WorkerConfig) ensureDefaults() {
+	if c.Threads == 0 {
+		c.Threads = runtime.GOMAXPROCS(0)
+	}
+	if c.MaxFrameBytes == 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.FrameBytes == 0 {
+		c.FrameBytes = 1 << 20
+	}
+	if c.FlushDelay == 0 {
+		c.FlushDelay = DefaultFlushDelay
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports every problem with c at once.
+func (c WorkerConfig) Validate() error {
+	var errs []error
+	if c.Threads < 0 || c.Threads > 4096 {
+		errs = append(errs, fmt.Errorf("distributor: %d threads, need [1, 4096]", c.Threads))
+	}
+	if c.MaxFrameBytes < 0 || c.MaxFrameBytes > 1<<31 {
+		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
+	}
+	if c.FrameBytes < 0 {
+		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))
+	}
+	if c.FlushDelay < 0 || c.HandshakeTimeout < 0 {
+		errs = append(errs, errors.New("distributor: negative FlushDelay or HandshakeTimeout"))
+	}
+	if err := checkKey(c.Key); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkKey accepts no key or one of 16, 24 or 32 bytes (memberlist's AES
+// key sizes: the same key encrypts the gossip).
+func checkKey(k []byte) error {
+	switch len(k) {
+	case 0, 16, 24, 32:
+		return nil
+	}
+	return fmt.Errorf("distributor: cluster key of %d bytes, need 16, 24 or 32", len(k))
+}
+
+// ServeStats counts what a Worker has done. Fields are totals since
+// NewWorker.
+type ServeStats struct {
+	// Connections is the number of main-node connections accepted.
+	Connections uint64
+	// Refused counts connections dropped before or during the handshake.
+	Refused uint64
+	// Batches is the number of batches received and sketched.
+	Batches uint64
+	// Updates is the number of neighbour ids in them.
+	Updates uint64
+	// BytesReceived and BytesSent count frame bytes on the data plane.
+	BytesReceived, BytesSent uint64
+}
+
+// Worker computes deltas for the batches that main nodes send it. It keeps
+// no state between batches. Serve, Stats, Stopped and Close are safe for
+// concurrent use.
+type Worker struct {
+	cfg     WorkerConfig
+	wg      sync.WaitGroup
+	closed  atomic.Bool
+	stopped chan struct{}
+	stopOne sync.Once
+
+	mu struct {
+		sync.Mutex
+		listeners map[net.Listener]struct{}
+		conns     map[net.Conn]struct{}
+	}
+
+	conns, refused, batches, updates, bytesIn, bytesOut atomic.Uint64
+}
+
+// NewWorker returns a Worker for cfg. It returns the errors of
+// cfg.Validate.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	cfg.ensureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, stopped: make(chan struct{})}
+	w.mu.listeners = map[net.Listener]struct{}{}
+	w.mu.conns = map[net.Conn]struct{}{}
+	return w, nil
+}
+
+// Stopped is closed when a main node has sent stop: it is done with this
+// worker.
+func (w *Worker) Stopped() <-chan struct{} { return w.stopped }
+
+// Stats returns the counters.
+func (w *Worker) Stats() ServeStats {
+	return ServeStats{Connections: w.conns.Load(), Refused: w.refused.Load(), Batches: w.batches.Load(),
+		Updates: w.updates.Load(), BytesReceived: w.bytesIn.Load(), BytesSent: w.bytesOut.Load()}
+}
+
+// Serve accepts main-node connections on ln and serves each in its own
+// goroutines until ctx is done or Close is called; it closes ln then. It
+// returns ErrClosed after Close, ctx's cause when ctx is done, or the
+// listener's error.
+func (w *Worker) Serve(ctx context.Context, ln net.Listener) error {
+	w.mu.Lock()
+	if w.closed.Load() {
+		w.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	}
+	w.mu.listeners[ln] = struct{}{}
+	w.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	defer func() {
+		w.mu.Lock()
+		delete(w.mu.listeners, ln)
+		w.mu.Unlock()
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if w.closed.Load() {
+				return ErrClosed
+			}
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		w.mu.Lock()
+		if w.closed.Load() {
+			w.mu.Unlock()
+			c.Close()
+			return ErrClosed
+		}
+		w.mu.conns[c] = struct{}{}
+		w.mu.Unlock()
+		w.conns.Add(1)
+		w.wg.Go(func() {
+			defer func() {
+				w.mu.Lock()
+				delete(w.mu.conns, c)
+				w.mu.Unlock()
+				c.Close()
+			}()
+			w.serveConn(c)
+		})
+	}
+}
+
+// Close stops accepting connections, stops reading from the open ones,
+// lets the batches already read be sketched and their deltas sent, and
+// closes the connections. Close waits for all goroutines started by Serve;
+// it is idempotent.
+func (w *Worker) Close() error {
+	w.mu.Lock()
+	w.closed.Store(true)
+	for ln := range w.mu.listeners {
+		ln.Close()
+	}
+	for c := range w.mu.conns {
+		closeRead(c)
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+	return nil
+}
+
+// closeRead shuts the read side of c, so that its reader sees EOF while
+// its writer can still send the deltas in flight; other conns are closed.
+func closeRead(c net.Conn) {
+	if cr, ok := c.(interface{ CloseRead() error }); ok {
+		cr.CloseRead()
+		return
+	}
+	c.Close()
+}
+
+// job is one batch to sketch. neighbors aliases a frame buffer, released
+// through frame after the delta is computed.
+type job struct {
+	id        uint64
+	vertex    uint32
+	neighbors []uint32
+	frame     *frameBuf
+}
+
+// frameBuf is the payload of one batches frame, shared by its jobs.
+type frameBuf struct {
+	ids  []uint32
+	refs atomic.Int32
+	pool *sync.Pool
+}
+
+func (f *frameBuf) release() {
+	if f.refs.Add(-1) == 0 {
+		f.pool.Put(f)
+	}
+}
+
+// result is one computed delta.
+type result struct {
+	id     uint64
+	vertex uint32
+	delta  *[]sketch.Bucket
+}
+
+// serveConn runs one connection: the handshake, then this goroutine reads
+// batches, Threads goroutines sketch them and one goroutine writes the
+// deltas back.
+func (w *Worker) serveConn(c net.Conn) {
+	log := w.cfg.Logger.With("peer", c.RemoteAddr().String())
+	fr := newFrameReader(c, &w.bytesIn)
+	fw := newFrameWriter(c, &w.bytesOut)
+	c.SetDeadline(time.Now().Add(w.cfg.HandshakeTimeout))
+	p, maxBatch, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads)
+	if err != nil {
+		w.refused.Add(1)
+		log.Warn("main node refused", "err", err)
+		return
+	}
+	c.SetDeadline(time.Time{})
+	log.Info("main node connected", "vertices", p.Vertices, "threads", w.cfg.Threads)
+	fr.maxHeader = maxHeaderBytes
+	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatch*4)
+
+	per := p.BucketsPerVertex()
+	jobs := make(chan job, w.cfg.Threads) // a short queue: the main node's credits bound the work
+	results := make(chan result, w.cfg.Threads)
+	var outstanding atomic.Int64 // batches read whose delta is not in a frame yet
+	deltas := sync.Pool{New: func() any { s := make([]sketch.Bucket, per); return &s }}
+	frames := &sync.Pool{}
+	frames.New = func() any { return &frameBuf{pool: frames} }
+
+	var compute sync.WaitGroup
+	for range w.cfg.Threads {
+		compute.Go(func() {
+			for j := range jobs {
+				d := deltas.Get().(*[]sketch.Bucket)
+				p.Delta(*d, j.vertex, j.neighbors)
+				j.frame.release()
+				results <- result{id: j.id, vertex: j.vertex, delta: d}
+			}
+		})
+	}
+	var writer sync.WaitGroup
+	writer.Go(func() {
+		if err := w.writeDeltas(fw, results, &outstanding, &deltas, per); err != nil {
+			log.Warn("cannot send deltas; closing the connection", "err", err)
+			c.Close() // the reader sees the error too
+		}
+	})
+
+	err = w.readBatches(fr, p, maxBatch, jobs, frames, &outstanding)
+	close(jobs)
+	compute.Wait()
+	close(results)
+	writer.Wait()
+	switch {
+	case err == nil:
+		log.Info("main node sent stop")
+	case w.closed.Load():
+		log.Info("connection closed by shutdown")
+	default:
+		var pe *ProtocolError
+		if errors.As(err, &pe) {
+			log.Error("dropping main node connection", "err", err)
+		} else {
+			log.Warn("main node connection ended", "err", err)
+		}
+	}
+}
+
+func (w *Worker) name(c net.Conn) string {
+	if w.cfg.Name != "" {
+		return w.cfg.Name
+	}
+	return c.LocalAddr().String()
+}
+
+// readBatches reads frames until stop (nil), EOF or an error, and queues
+// every batch as a job.
+func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, jobs chan<- job, frames *sync.Pool, outstanding *atomic.Int64) error {
+	var entries []batchEntry
+	for {
+		t, h, n, err := fr.next()
+		if err != nil {
+			var pe *ProtocolError
+			if errors.Is(err, ErrFrame) && !errors.As(err, &pe) {
+				return &ProtocolError{Worker: "main node", Err: err}
+			}
+			return err
+		}
+		switch t {
+		case stopMsg:
+			var s stop
+			if err := fr.dec.decode(h, &s, 0); err != nil || n != 0 {
+				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad stop frame", ErrFrame)}
+			}
+			w.stopOne.Do(func() { close(w.stopped) })
+			return nil
+		case batchesMsg:
+		default:
+			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: unexpected %s frame", ErrFrame, t)}
+		}
+		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
+			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
+		}
+		var total uint64
+		for _, e := range entries {
+			if e.Updates < 1 || int(e.Updates) > maxBatch || e.Vertex >= p.Vertices {
+				return &ProtocolError{Worker: "main node", Err: fmt.Errorf(
+					"%w: batch %d of %d updates for vertex %d (limits %d updates, %d vertices)",
+					ErrFrame, e.ID, e.Updates, e.Vertex, maxBatch, p.Vertices)}
+			}
+			total += uint64(e.Updates)
+		}
+		if total*4 != uint64(n) || len(entries) == 0 {
+			return &ProtocolError{Worker: "main node", Err: fmt.Errorf(
+				"%w: %d batches of %d updates in a %d-byte payload", ErrFrame, len(entries), total, n)}
+		}
+		f := frames.Get().(*frameBuf)
+		if cap(f.ids) < int(total) {
+			f.ids = make([]uint32, total)
+		}
+		f.ids = f.ids[:total]
+		if err := fr.payload(uint32Bytes(f.ids)); err != nil {
+			return err
+		}
+		f.refs.Store(int32(len(entries)))
+		outstanding.Add(int64(len(entries)))
+		w.batches.Add(uint64(len(entries)))
+		w.updates.Add(total)
+		off := 0
+		for _, e := range entries {
+			jobs <- job{id: e.ID, vertex: e.Vertex, neighbors: f.ids[off : off+int(e.Updates)], frame: f}
+			off += int(e.Updates)
+		}
+	}
+}
+
+// writeDeltas sends the deltas of results in frames until results is
+// closed. A frame goes out when it reaches FrameBytes, when no batch read
+// is still being sketched, or FlushDelay after its first delta. After a
+// write error it keeps draining results (so the compute goroutines end)
+// and returns the error.
+func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, per int) error {
+	var (
+		ids     []uint64
+		payload []byte
+		werr    error
+		timer   = time.NewTimer(time.Hour)
+		timerC  <-chan time.Time
+	)
+	timer.Stop()
+	flush := func() {
+		if len(ids) > 0 && werr == nil {
+			_, werr = fw.write(deltasMsg, ids, payload)
+		}
+		ids, payload = ids[:0], payload[:0]
+		timer.Stop()
+		timerC = nil
+	}
+	for {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				flush()
+				return werr
+			}
+			ids = append(ids, r.id)
+			payload = sketch.AppendDelta(payload, r.vertex, *r.delta)
+			deltas.Put(r.delta)
+			left := outstanding.Add(-1)
+			switch {
+			case len(payload) >= w.cfg.FrameBytes || left == 0 || len(ids) == maxFrameBatches:
+				flush()
+			case timerC == nil:
+				timer.Reset(w.cfg.FlushDelay)
+				timerC = timer.C
+			}
+		case <-timerC:
+			flush()
+		}
+	}
+}
