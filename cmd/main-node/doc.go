@@ -1,18 +1,23 @@
 // Command main-node ingests an edge-update stream into per-vertex sketches
-// and answers a connected-components query over the final graph.
+// and answers connected-components queries during and at the end of it.
 //
-// Pipeline: one reader goroutine decodes the stream (binary by default,
+// Pipeline: the calling goroutine decodes the stream (binary by default,
 // --format text for the text formats) and inserts each update into both
 // endpoints' gutters; full gutters become batches that --workers delta
-// workers XOR into the vertex sketches; at the end the gutters are flushed
-// and Boruvka's algorithm runs over the sketches.
+// workers XOR into the vertex sketches. A query flushes the gutters (the
+// querying goroutine sketches gutters itself when the batch queue is full)
+// and runs Boruvka's algorithm over the sketches on all cores; while the
+// greedy shortcut's DSU is valid a query is answered from it without a
+// flush. Ingestion resumes after each query.
 //
 // Usage:
 //
-//	main-node --stream FILE [--json] [--labels FILE] [--forest FILE]
+//	main-node --stream FILE [--json] [--queries K | --query-at N1,N2,…]
+//	          [--point-queries FILE] [--labels FILE] [--forest FILE]
 //
 // stdout gets a short human summary, or with --json exactly one JSON
 // object; stderr gets logs and, when it is a terminal, a progress bar.
 // Exit status: 0 on success, 1 on a runtime or input error, 2 on a usage
-// error.
+// error. The first Ctrl-C stops ingestion and prints no answer; a second
+// one kills the process.
 package main
