@@ -327,9 +327,8 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		if err := fr.dec.decode(h, &ids, maxFrameBatches); err != nil {
 			return protocol(fmt.Errorf("%w: bad deltas header: %v", ErrFrame, err))
 		}
-		if n != len(ids)*deltaBytes(per) || len(ids) == 0 {
-			return protocol(fmt.Errorf("%w: %d deltas in a %d-byte payload, want %d bytes each",
-				ErrFrame, len(ids), n, deltaBytes(per)))
+		if err := checkDeltas(ids, n, per); err != nil {
+			return protocol(err)
 		}
 		if cap(payload) < n {
 			payload = make([]byte, n)

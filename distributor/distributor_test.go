@@ -1,25 +1,411 @@
 package distributor
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"sketchcc/sketch"
 )
+
+// newTestPool returns a Pool on e whose cleanup closes it.
+func newTestPool(t *testing.T, e Engine, cfg Config) *Pool {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(t).With("side", "main")
+	}
+	p, err := NewPool(e, cfg)
+	requireNoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func waitWorkers(t *testing.T, p *Pool, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	requireNoError(t, p.WaitWorkers(ctx, n))
+}
 
 func TestPoolOneWorker(t *testing.T) {
 	checkNoLeaks(t)
 	addr, w := startWorker(t, WorkerConfig{Threads: 2})
 	e := newTestEngine(t, 300, 40)
-	p, err := NewPool(e, Config{Logger: testLogger(t).With("side", "main"), LocalCutoff: 10})
-	requireNoError(t, err)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: 10})
 	p.Add("w1", addr)
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error { return p.WaitWorkers(t.Context(), 1) })
+	waitWorkers(t, p, 1)
 	us := randomUpdates(1, 300, 20000)
 	runStream(t, e, p, us, nil)
-	st := p.Stats()
 	requireNoError(t, p.Close())
-	e.close()
+	st := p.Stats()
 	if st.RemoteBatches == 0 || len(st.Workers) != 1 || st.Workers[0].DeltasMerged != st.RemoteBatches {
 		t.Errorf("stats %+v: want remote batches from w1", st)
 	}
-	t.Logf("stats %+v, worker %+v", st, w.Stats())
+	if st.LocalCutoffBatches == 0 || st.LocalCutoffBatches+st.RemoteBatches != e.applied.Load() {
+		t.Errorf("stats %+v: local %d + remote %d batches, engine applied %d", st, st.LocalCutoffBatches, st.RemoteBatches, e.applied.Load())
+	}
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		ws := w.Stats()
+		if ws.Batches != st.Workers[0].Batches || ws.BytesReceived != st.Workers[0].BytesSent || ws.BytesSent != st.Workers[0].BytesReceived {
+			return fmt.Errorf("worker counted %+v, main node %+v", ws, st.Workers[0])
+		}
+		return nil
+	})
+}
+
+func TestPoolTwoWorkersShareWork(t *testing.T) {
+	checkNoLeaks(t)
+	a, _ := startWorker(t, WorkerConfig{Threads: 1})
+	b, _ := startWorker(t, WorkerConfig{Threads: 1})
+	e := newTestEngine(t, 500, 64)
+	defer e.close()
+	p := newTestPool(t, e, Config{Credits: 4, LocalCutoff: -1})
+	p.Add("a", a)
+	p.Add("b", b)
+	waitWorkers(t, p, 2)
+	runStream(t, e, p, randomUpdates(2, 500, 40000), nil)
+	st := p.Stats()
+	for _, w := range st.Workers {
+		if w.DeltasMerged == 0 {
+			t.Errorf("worker %s got no work: %+v", w.Name, st)
+		}
+	}
+	if st.FallbackBatches != 0 || st.LocalCutoffBatches != 0 {
+		t.Errorf("batches sketched locally with workers connected and no cutoff: %+v", st)
+	}
+}
+
+// TestPoolNoWorkers: with no worker the fallback keeps the stream moving.
+func TestPoolNoWorkers(t *testing.T) {
+	checkNoLeaks(t)
+	e := newTestEngine(t, 100, 16)
+	defer e.close()
+	p := newTestPool(t, e, Config{})
+	runStream(t, e, p, randomUpdates(3, 100, 5000), nil)
+	if st := p.Stats(); st.FallbackBatches+st.LocalCutoffBatches != e.applied.Load() || st.FallbackBatches == 0 {
+		t.Errorf("stats %+v, engine applied %d", st, e.applied.Load())
+	}
+}
+
+// cutProxy forwards one connection to target and cuts it, both ways,
+// after `after` bytes from the main node: in the middle of a frame.
+func cutProxy(t *testing.T, target string, after int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	requireNoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		w, err := net.Dial("tcp", target)
+		if err != nil {
+			return
+		}
+		defer w.Close()
+		wg.Go(func() { io.Copy(c, w) })
+		io.CopyN(w, c, after)
+	})
+	return ln.Addr().String()
+}
+
+// TestPoolConnectionCutMidBatch cuts a worker's connection in the middle
+// of a batches frame: every batch must still be applied exactly once.
+func TestPoolConnectionCutMidBatch(t *testing.T) {
+	checkNoLeaks(t)
+	for _, after := range []int64{300, 5_000, 40_001} {
+		t.Run(fmt.Sprint("after=", after), func(t *testing.T) {
+			a, _ := startWorker(t, WorkerConfig{Threads: 1})
+			b, _ := startWorker(t, WorkerConfig{Threads: 1})
+			e := newTestEngine(t, 400, 50)
+			defer e.close()
+			p := newTestPool(t, e, Config{Credits: 16, LocalCutoff: -1})
+			p.Add("cut", cutProxy(t, a, after))
+			waitWorkers(t, p, 1)
+			p.Add("b", b)
+			waitWorkers(t, p, 2)
+			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), nil)
+			st := p.Stats()
+			if st.Workers[0].BatchesResent == 0 || st.BatchesResent == 0 || st.Workers[0].Connected {
+				t.Errorf("the cut worker's batches were not re-sent: %+v", st)
+			}
+			t.Logf("cut worker %+v", st.Workers[0])
+		})
+	}
+}
+
+// fakeWorker serves connections with a real handshake under key and then
+// behave, one connection at a time.
+func fakeWorker(t *testing.T, key []byte, behave func(fr *frameReader, fw *frameWriter, p sketch.Params)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	requireNoError(t, err)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fr, fw := newFrameReader(c, nil), newFrameWriter(c, nil)
+			p, maxBatch, err := workerHandshake(fr, fw, key, "fake", 1)
+			if err == nil {
+				fr.maxHeader, fr.maxPayload = maxHeaderBytes, maxFrameBatches*maxBatch*4
+				behave(fr, fw, p)
+			}
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// answer reads one batches frame and returns its entries and deltas.
+func answer(fr *frameReader, p sketch.Params) ([]uint64, []byte, error) {
+	t, h, n, err := fr.next()
+	if err != nil {
+		return nil, nil, err
+	}
+	if t != batchesMsg {
+		return nil, nil, fmt.Errorf("got %s", t)
+	}
+	var entries []batchEntry
+	if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
+		return nil, nil, err
+	}
+	payload := make([]byte, n)
+	if err := fr.payload(payload); err != nil {
+		return nil, nil, err
+	}
+	ids := bytesUint32(payload)
+	var out []byte
+	var idList []uint64
+	delta := make([]sketch.Bucket, p.BucketsPerVertex())
+	for _, e := range entries {
+		p.Delta(delta, e.Vertex, ids[:e.Updates])
+		ids = ids[e.Updates:]
+		out = sketch.AppendDelta(out, e.Vertex, delta)
+		idList = append(idList, e.ID)
+	}
+	return idList, out, nil
+}
+
+// TestPoolDropsDuplicateDeltas: a worker that answers every batch twice
+// must not cancel its own deltas.
+func TestPoolDropsDuplicateDeltas(t *testing.T) {
+	checkNoLeaks(t)
+	addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+		for {
+			ids, deltas, err := answer(fr, p)
+			if err != nil {
+				return
+			}
+			fw.write(deltasMsg, ids, deltas)
+			fw.write(deltasMsg, ids, deltas)
+		}
+	})
+	e := newTestEngine(t, 200, 30)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1})
+	p.Add("twice", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(5, 200, 10000), nil)
+	if st := p.Stats(); st.DuplicateDeltas == 0 || st.DuplicateDeltas != st.RemoteBatches {
+		t.Errorf("want every second delta dropped: %+v", st)
+	}
+}
+
+// TestPoolDropsMisbehavingWorker: workers that answer with garbage, an
+// oversized frame or the wrong vertex are dropped with a protocol error,
+// and their batches are sketched elsewhere.
+func TestPoolDropsMisbehavingWorker(t *testing.T) {
+	cases := map[string]func(fw *frameWriter, ids []uint64, deltas []byte){
+		"garbage": func(fw *frameWriter, ids []uint64, deltas []byte) {
+			fw.w.Write(bytes.Repeat([]byte{0xff}, 100))
+		},
+		"oversized": func(fw *frameWriter, ids []uint64, deltas []byte) {
+			fw.w.Write(rawFrame(deltasMsg, 4, 1<<31, nil))
+		},
+		"short payload": func(fw *frameWriter, ids []uint64, deltas []byte) {
+			fw.write(deltasMsg, ids, deltas[:len(deltas)-16])
+		},
+		"wrong vertex": func(fw *frameWriter, ids []uint64, deltas []byte) {
+			deltas[0] ^= 1
+			fw.write(deltasMsg, ids, deltas)
+		},
+	}
+	for name, misbehave := range cases {
+		t.Run(name, func(t *testing.T) {
+			checkNoLeaks(t)
+			addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+				for i := 0; ; i++ {
+					ids, deltas, err := answer(fr, p)
+					if err != nil {
+						return
+					}
+					if i < 3 {
+						fw.write(deltasMsg, ids, deltas)
+						continue
+					}
+					misbehave(fw, ids, deltas)
+					io.Copy(io.Discard, fr.r)
+					return
+				}
+			})
+			good, _ := startWorker(t, WorkerConfig{Threads: 1})
+			e := newTestEngine(t, 300, 30)
+			defer e.close()
+			p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 4})
+			p.Add("bad", addr)
+			waitWorkers(t, p, 1)
+			p.Add("good", good)
+			runStream(t, e, p, randomUpdates(6, 300, 20000), nil)
+			st := p.Stats()
+			bad := st.Workers[0]
+			if bad.Connected || !strings.Contains(bad.LastError, "protocol error from bad") {
+				t.Errorf("misbehaving worker not dropped with a protocol error: %+v", bad)
+			}
+			t.Logf("bad worker: %+v", bad)
+		})
+	}
+}
+
+// TestPoolSilentWorker: a worker that takes batches and never answers is
+// dropped after AnswerTimeout and its batches are sketched elsewhere.
+func TestPoolSilentWorker(t *testing.T) {
+	checkNoLeaks(t)
+	addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+		io.Copy(io.Discard, fr.r)
+	})
+	e := newTestEngine(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 200 * time.Millisecond})
+	p.Add("silent", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(7, 100, 3000), nil)
+	st := p.Stats()
+	if st.Workers[0].BatchesResent == 0 || st.FallbackBatches == 0 {
+		t.Errorf("the silent worker's batches were not sketched elsewhere: %+v", st)
+	}
+}
+
+// TestPoolFlushDeadlineNamesWorker: a flush that runs out of time says
+// which worker holds the missing batches.
+func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
+	checkNoLeaks(t)
+	addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+		io.Copy(io.Discard, fr.r)
+	})
+	e := newTestEngine(t, 100, 20)
+	defer e.close()
+	// Credits for every batch: the worker takes them all, and the
+	// gutters' flush does not wait for a spare buffer.
+	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 1000})
+	p.Add("slowpoke", addr)
+	waitWorkers(t, p, 1)
+	e.insert(randomUpdates(8, 100, 500))
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	err := p.Flush(ctx)
+	if err == nil || !strings.Contains(err.Error(), "slowpoke ("+addr+") holds") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Flush = %v, want an error naming slowpoke", err)
+	}
+	t.Log(err)
+	p.Remove("slowpoke", "test over")
+	requireNoError(t, p.Flush(t.Context()))
+}
+
+// TestPoolRefusesWrongKey: a worker with another cluster key is refused
+// and gets no batch; the main node sketches them itself.
+func TestPoolRefusesWrongKey(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Key: bytes.Repeat([]byte{9}, 16)})
+	e := newTestEngine(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{Key: bytes.Repeat([]byte{1}, 16)})
+	p.Add("intruder", addr)
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if st := p.Stats(); len(st.Workers) == 0 || st.Workers[0].Refused == 0 {
+			return fmt.Errorf("not refused yet: %+v", st)
+		}
+		return nil
+	})
+	runStream(t, e, p, randomUpdates(9, 100, 2000), nil)
+	st := p.Stats()
+	if !strings.Contains(st.Workers[0].LastError, "authentication failed") || st.Workers[0].Batches != 0 {
+		t.Errorf("stats %+v", st.Workers[0])
+	}
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if ws := w.Stats(); ws.Refused != 1 || ws.Batches != 0 {
+			return fmt.Errorf("worker stats %+v", ws)
+		}
+		return nil
+	})
+}
+
+// TestWorkerDropsGarbage: a peer sending garbage to a worker's data port
+// is dropped, and the worker goes on serving the main node.
+func TestWorkerDropsGarbage(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{})
+	for _, junk := range [][]byte{
+		bytes.Repeat([]byte{0}, 100),
+		[]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
+		append([]byte(protocolVersion), rawFrame(helloMsg, 1<<30, 0, nil)...),
+	} {
+		c, err := net.Dial("tcp", addr)
+		requireNoError(t, err)
+		c.Write(junk)
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		io.Copy(io.Discard, c) // the worker closes the connection
+		c.Close()
+	}
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if st := w.Stats(); st.Refused != 3 {
+			return fmt.Errorf("worker refused %d connections, want 3", st.Refused)
+		}
+		return nil
+	})
+	e := newTestEngine(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1})
+	p.Add("w", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(10, 100, 3000), nil)
+	if st := p.Stats(); st.RemoteBatches == 0 {
+		t.Errorf("no batch went to the worker: %+v", st)
+	}
+}
+
+// TestPoolWorkerClose: a worker closed mid-stream (as on SIGTERM)
+// answers what it has read and the rest is sent elsewhere.
+func TestPoolWorkerClose(t *testing.T) {
+	checkNoLeaks(t)
+	a, wa := startWorker(t, WorkerConfig{Threads: 1})
+	b, _ := startWorker(t, WorkerConfig{Threads: 1})
+	e := newTestEngine(t, 300, 30)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
+	p.Add("a", a)
+	p.Add("b", b)
+	waitWorkers(t, p, 2)
+	runStream(t, e, p, randomUpdates(11, 300, 30000), func(i int) {
+		if i == 10 {
+			wa.Close()
+		}
+	})
+	if st := p.Stats(); st.Workers[0].Connected {
+		t.Errorf("closed worker still connected: %+v", st.Workers[0])
+	}
 }

@@ -255,3 +255,34 @@ func bytesUint32(b []byte) []uint32 {
 	}
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
 }
+
+// checkBatches checks the entries of a batches frame against its payload
+// length and the graph's limits, and returns the neighbour ids it holds.
+func checkBatches(entries []batchEntry, payloadBytes int, vertices uint32, maxBatch int) (int, error) {
+	if len(entries) == 0 {
+		return 0, fmt.Errorf("%w: batches frame without batches", ErrFrame)
+	}
+	var total uint64
+	for _, e := range entries {
+		if e.Updates < 1 || uint64(e.Updates) > uint64(maxBatch) || e.Vertex >= vertices {
+			return 0, fmt.Errorf("%w: batch %d of %d updates for vertex %d (limits: %d updates, %d vertices)",
+				ErrFrame, e.ID, e.Updates, e.Vertex, maxBatch, vertices)
+		}
+		total += uint64(e.Updates)
+	}
+	if total*4 != uint64(payloadBytes) {
+		return 0, fmt.Errorf("%w: %d batches of %d updates in all in a %d-byte payload",
+			ErrFrame, len(entries), total, payloadBytes)
+	}
+	return int(total), nil
+}
+
+// checkDeltas checks the batch ids of a deltas frame against its payload
+// length: one encoded delta (deltaBytes(per)) per id.
+func checkDeltas(ids []uint64, payloadBytes, per int) error {
+	if len(ids) == 0 || payloadBytes != len(ids)*deltaBytes(per) {
+		return fmt.Errorf("%w: %d deltas in a %d-byte payload, want %d bytes each",
+			ErrFrame, len(ids), payloadBytes, deltaBytes(per))
+	}
+	return nil
+}

@@ -83,14 +83,17 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 // connection and returns the graph's sketch parameters and the largest
 // batch the main node will send. The caller sets the deadline.
 func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, threads int) (sketch.Params, int, error) {
-	if err := fw.writeVersion(); err != nil {
-		return sketch.Params{}, 0, err
-	}
+	// The two sides take turns, so that the handshake also runs over
+	// unbuffered pipes; the worker says nothing before the main node's
+	// protocol string.
 	if err := fr.readVersion(); err != nil {
 		return sketch.Params{}, 0, err
 	}
 	var h hello
 	if err := fr.expect(helloMsg, &h); err != nil {
+		return sketch.Params{}, 0, err
+	}
+	if err := fw.writeVersion(); err != nil {
 		return sketch.Params{}, 0, err
 	}
 	if len(h.Nonce) != nonceBytes {

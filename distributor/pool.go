@@ -293,9 +293,9 @@ func (p *Pool) Flush(ctx context.Context) error {
 		late = append(late, fmt.Sprintf("%d batches wait to be sent again", n))
 	}
 	if len(late) == 0 {
-		return fmt.Errorf("distributor: flush: %w", err)
+		return err
 	}
-	return fmt.Errorf("distributor: flush: workers did not answer: %s: %w", strings.Join(late, "; "), err)
+	return fmt.Errorf("distributor: workers did not answer in time: %s: %w", strings.Join(late, "; "), err)
 }
 
 // Close tells every worker to stop, closes the connections and waits for

@@ -374,21 +374,12 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
 		}
-		var total uint64
-		for _, e := range entries {
-			if e.Updates < 1 || int(e.Updates) > maxBatch || e.Vertex >= p.Vertices {
-				return &ProtocolError{Worker: "main node", Err: fmt.Errorf(
-					"%w: batch %d of %d updates for vertex %d (limits %d updates, %d vertices)",
-					ErrFrame, e.ID, e.Updates, e.Vertex, maxBatch, p.Vertices)}
-			}
-			total += uint64(e.Updates)
-		}
-		if total*4 != uint64(n) || len(entries) == 0 {
-			return &ProtocolError{Worker: "main node", Err: fmt.Errorf(
-				"%w: %d batches of %d updates in a %d-byte payload", ErrFrame, len(entries), total, n)}
+		total, err := checkBatches(entries, n, p.Vertices, maxBatch)
+		if err != nil {
+			return &ProtocolError{Worker: "main node", Err: err}
 		}
 		f := frames.Get().(*frameBuf)
-		if cap(f.ids) < int(total) {
+		if cap(f.ids) < total {
 			f.ids = make([]uint32, total)
 		}
 		f.ids = f.ids[:total]
@@ -398,10 +389,10 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		f.refs.Store(int32(len(entries)))
 		outstanding.Add(int64(len(entries)))
 		w.batches.Add(uint64(len(entries)))
-		w.updates.Add(total)
+		w.updates.Add(uint64(total))
 		off := 0
 		for _, e := range entries {
-			jobs <- job{id: e.ID, vertex: e.Vertex, neighbors: f.ids[off : off+int(e.Updates)], frame: f}
+			jobs <- job{id: e.ID, vertex: e.Vertex, neighbors: f.ids[off : off+int(e.Updates) : off+int(e.Updates)], frame: f}
 			off += int(e.Updates)
 		}
 	}

@@ -1,0 +1,98 @@
+package distributor
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sketchcc/sketch"
+)
+
+// decodeFrames decodes data as the frames that follow a handshake, the
+// way the worker's and the main node's readers do, with the golden
+// frames' graph (16 vertices, seed 3, batches of at most 8). It returns
+// the frames decoded and the first error; io.EOF between frames ends it
+// cleanly.
+func decodeFrames(data []byte) (int, error) {
+	p, _ := sketch.NewParams(16, 1, 3)
+	per := p.BucketsPerVertex()
+	fr := newFrameReader(bytes.NewReader(data), nil)
+	fr.maxHeader, fr.maxPayload = maxHeaderBytes, 1<<20
+	var (
+		entries []batchEntry
+		ids     []uint64
+		delta   = make([]sketch.Bucket, per)
+	)
+	for n := 0; ; n++ {
+		t, h, size, err := fr.next()
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		payload := make([]byte, size)
+		switch t {
+		case helloMsg:
+			err = fr.dec.decode(h, &hello{}, 0)
+		case paramsMsg:
+			err = fr.dec.decode(h, &params{}, 0)
+		case readyMsg:
+			err = fr.dec.decode(h, &ready{}, 0)
+		case stopMsg:
+			err = fr.dec.decode(h, &stop{}, 0)
+		case errorMsg:
+			err = fr.dec.decode(h, &failure{}, 0)
+		case batchesMsg:
+			if err = fr.dec.decode(h, &entries, maxFrameBatches); err == nil {
+				var total int
+				if total, err = checkBatches(entries, size, p.Vertices, 8); err == nil {
+					if err = fr.payload(payload); err == nil && len(bytesUint32(payload)) != total {
+						panic("BUG: batch payload length")
+					}
+				}
+			}
+		case deltasMsg:
+			if err = fr.dec.decode(h, &ids, maxFrameBatches); err == nil {
+				if err = checkDeltas(ids, size, per); err == nil {
+					if err = fr.payload(payload); err == nil {
+						rest := payload
+						for range ids {
+							if _, rest, err = p.DecodeDelta(delta, rest); err != nil {
+								break
+							}
+						}
+					}
+				}
+			}
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// FuzzFrameDecoder feeds arbitrary bytes to the frame decoder: it must
+// never panic nor allocate past its limits, whatever the bytes say.
+func FuzzFrameDecoder(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "frames", "*.bin"))
+	var all []byte
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		all = append(all, b...)
+	}
+	f.Add(all)
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n, err := decodeFrames(data)
+		if err == nil && len(data) < n*prefixBytes {
+			t.Fatalf("decoded %d frames from %d bytes", n, len(data))
+		}
+	})
+}
