@@ -203,7 +203,10 @@ func TestHandshake(t *testing.T) {
 	requireNoError(t, mErr)
 	requireNoError(t, wErr)
 
-	for _, c := range []struct{ name string; m, w []byte }{
+	for _, c := range []struct {
+		name string
+		m, w []byte
+	}{
 		{"wrong key", key, other}, {"worker without key", key, nil}, {"main without key", nil, key}} {
 		mErr, wErr = handshake(t, c.m, c.w, p)
 		if !errors.Is(mErr, ErrAuth) {
