@@ -1,7 +1,9 @@
 package distributor
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -420,4 +422,59 @@ func (p *Pool) setActive(delta int) {
 func (p *Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	return d.DialContext(ctx, "tcp", addr)
+}
+
+// Follow keeps the Pool in step with the cluster: it connects to every
+// worker that joins (or is already a member) and drops the connection of
+// every worker that leaves or is declared dead. It returns at once; the
+// goroutine it starts reads events until Close. Call it once.
+func (p *Pool) Follow(m *Membership) {
+	for _, ev := range m.Members() {
+		p.apply(ev)
+	}
+	p.wg.Go(func() {
+		for {
+			select {
+			case <-p.quit:
+				return
+			case ev := <-m.Events():
+				p.apply(ev)
+			}
+		}
+	})
+}
+
+// apply acts on one membership event.
+func (p *Pool) apply(ev MemberEvent) {
+	log := p.cfg.Logger.With("worker", ev.Name)
+	if ev.MetaErr != nil {
+		log.Warn("ignoring a member with unreadable metadata", "err", ev.MetaErr)
+		return
+	}
+	if ev.Meta.Role != RoleWorker {
+		return
+	}
+	switch ev.Kind {
+	case Joined, Updated:
+		log.Info("worker joined", "addr", ev.Meta.Addr, "gossip", ev.Gossip)
+		p.Add(ev.Name, ev.Meta.Addr)
+	case Left:
+		log.Info("worker left the cluster")
+		p.Remove(ev.Name, "the worker left the cluster")
+	}
+}
+
+// ParseKey reads a cluster key from the contents of a key file: base64
+// (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
+// bytes once surrounding white space is trimmed.
+func ParseKey(b []byte) ([]byte, error) {
+	s := bytes.TrimSpace(b)
+	if k, err := base64.StdEncoding.DecodeString(string(s)); err == nil && checkKey(k) == nil && len(k) > 0 {
+		return k, nil
+	}
+	if len(s) > 0 && checkKey(s) == nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("distributor: cluster key of %d bytes: want base64 of 16, 24 or 32 bytes "+
+		"(head -c 32 /dev/urandom | base64), or that many raw bytes", len(s))
 }

@@ -54,6 +54,7 @@ type config struct {
 	labels       string
 	forest       string
 	workers      int
+	cluster      clusterConfig
 	sketchFactor float64
 	batchFactor  float64
 	seed         uint64
@@ -78,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
+	addClusterFlags(fs, &c.cluster)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", 1, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
 	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
@@ -114,6 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if c.workers < 1 {
 		errs = append(errs, fmt.Errorf("--workers=%d, want at least 1", c.workers))
 	}
+	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
 	if !(c.sketchFactor > 0) {
 		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", c.sketchFactor))
 	}
@@ -161,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	h := src.Header()
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: c.workers, QueueBatches: c.queueBatches, NoGreedy: c.noGreedy, Logger: log,
+		Seed: c.seed, Workers: c.cluster.engineWorkers(c.workers), QueueBatches: c.queueBatches, NoGreedy: c.noGreedy, Logger: log,
 	}
 	if err := checkMemory(c, cfg); err != nil {
 		return err
@@ -187,13 +190,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopProfile()
 	}
+	cl, err := startCluster(ctx, c.cluster, e, log)
+	if err != nil {
+		return err
+	}
+	defer cl.stop()
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
-	res, err := ingestAndQuery(ctx, c, e, src, points, log)
+	res, err := ingestAndQuery(ctx, c, e, cl, src, points, log)
 	stopProgress()
 	if err != nil {
 		return err
 	}
-	return report(stdout, c, e, h, res)
+	return report(stdout, c, e, h, res, cl)
 }
 
 // checkMemory refuses a stream whose sketches and gutters cannot be

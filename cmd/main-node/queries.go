@@ -124,7 +124,7 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 // queries after each; ingestion resumes after each query without rereading.
 // Labels and forest files are written at every query when there are
 // several (named FILE.<updates>), and as FILE for the final one.
-func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, src stream.Source,
+func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster, src stream.Source,
 	points []pointQuery, log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
 	positions := queryPositions(c, total)
@@ -146,7 +146,7 @@ func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, src stream.
 		if n != want {
 			return nil, fmt.Errorf("%s: stream ended after %d updates, header promises %d", c.stream, done, total)
 		}
-		res, err := e.Query(ctx)
+		res, err := cl.query(ctx, e)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("interrupted during the query after %d updates; no answer", done)

@@ -39,7 +39,8 @@ type summary struct {
 	SketchColumns        int           `json:"sketch_columns"`
 	SketchRows           int           `json:"sketch_rows"`
 	BatchUpdates         int           `json:"batch_updates"`
-	Workers              int           `json:"workers"`
+	LocalWorkers         int           `json:"local_workers"`
+	*clusterReport                     // with --listen: "workers", "network_bytes_per_update", …
 	Greedy               bool          `json:"greedy"`
 	Queries              []queryRecord `json:"queries"`
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
@@ -53,7 +54,7 @@ func peakRSS() int64 {
 	return ru.Maxrss * 1024 // Linux reports KiB
 }
 
-func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult) error {
+func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
 	p := e.Params()
 	res := run.final
 	s := summary{
@@ -68,10 +69,11 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		BoruvkaRounds:       res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
 		SketchColumns: p.Columns, SketchRows: p.Rows,
-		BatchUpdates: e.BatchUpdates(), Workers: e.Config().Workers,
-		Greedy:       !c.noGreedy,
-		Queries:      run.queries,
-		PeakRSSBytes: peakRSS(),
+		BatchUpdates: e.BatchUpdates(), LocalWorkers: max(e.Config().Workers, 0),
+		clusterReport: cl.report(res.AfterUpdates),
+		Greedy:        !c.noGreedy,
+		Queries:       run.queries,
+		PeakRSSBytes:  peakRSS(),
 	}
 	if c.json {
 		enc := json.NewEncoder(w)

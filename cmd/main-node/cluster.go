@@ -1,0 +1,234 @@
+package main
+
+// The main node's side of scale-out: flags, starting memberlist and the
+// work distributors, the flush deadline of queries, stopping, and the
+// per-worker counters of --json. The logic lives in package distributor.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/distributor"
+	"sketchcc/ingest"
+)
+
+// clusterConfig holds the cluster flags. Without --listen the main node
+// runs alone, exactly as before.
+type clusterConfig struct {
+	listen        string
+	expectWorkers int
+	waitTimeout   time.Duration
+	localWorkers  int // -1: not given, --workers decides
+	keyFile       string
+	flushTimeout  time.Duration
+	localCutoff   int
+	credits       int
+	flushDelay    time.Duration
+	gossipLocal   bool
+}
+
+func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
+	fs.StringVar(&c.listen, "listen", "", "gossip address for workers to --join, HOST:PORT (port 0 picks one; the address is logged); turns on remote workers")
+	fs.IntVar(&c.expectWorkers, "expect-workers", 0, "wait for this many workers before reading the stream")
+	fs.DurationVar(&c.waitTimeout, "wait-timeout", time.Minute, "give up waiting for --expect-workers after this long")
+	fs.IntVar(&c.localWorkers, "local-workers", -1, "in-process delta workers; the same as --workers, except that 0 (only with --listen) sends all work to remote workers while any is connected")
+	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): encrypts the gossip and authenticates workers")
+	fs.DurationVar(&c.flushTimeout, "flush-timeout", 5*time.Minute, "a query fails, naming the workers that did not answer, if the batches handed out are not all merged by then")
+	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (-1: ship all)")
+	fs.IntVar(&c.credits, "credits", 64, "batches in flight per worker")
+	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
+	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
+}
+
+// validate checks the cluster flags; workers is --workers.
+func (c *clusterConfig) validate(workersSet bool) []error {
+	var errs []error
+	if c.listen != "" {
+		if _, _, err := net.SplitHostPort(c.listen); err != nil {
+			errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
+		}
+	} else {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--expect-workers", c.expectWorkers != 0}, {"--cluster-key-file", c.keyFile != ""}} {
+			if f.set {
+				errs = append(errs, fmt.Errorf("%s needs --listen", f.name))
+			}
+		}
+	}
+	switch {
+	case c.localWorkers == 0 && c.listen == "":
+		errs = append(errs, errors.New("--local-workers=0 needs --listen: without remote workers nobody would compute deltas"))
+	case c.localWorkers < -1 || c.localWorkers > 4096:
+		errs = append(errs, fmt.Errorf("--local-workers=%d, want [0, 4096]", c.localWorkers))
+	case c.localWorkers >= 0 && workersSet:
+		errs = append(errs, errors.New("give --workers or --local-workers, not both"))
+	}
+	if c.expectWorkers < 0 {
+		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
+	}
+	if c.credits < 1 || c.credits > 1<<16 {
+		errs = append(errs, fmt.Errorf("--credits=%d, want [1, 65536]", c.credits))
+	}
+	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 {
+		errs = append(errs, errors.New("--wait-timeout, --flush-timeout and --frame-delay must be > 0"))
+	}
+	return errs
+}
+
+// engineWorkers returns ingest.Config.Workers for --workers=workers.
+func (c *clusterConfig) engineWorkers(workers int) int {
+	switch {
+	case c.localWorkers == 0:
+		return -1 // none: every batch goes through the distributor
+	case c.localWorkers > 0:
+		return c.localWorkers
+	}
+	return workers
+}
+
+// cluster is the running scale-out machinery; a nil *cluster is a main
+// node alone, and its methods do nothing.
+type cluster struct {
+	m            *distributor.Membership
+	pool         *distributor.Pool
+	log          *slog.Logger
+	flushTimeout time.Duration
+}
+
+// startCluster starts memberlist on --listen and the work distributors on
+// e, then waits for --expect-workers. It returns nil without --listen.
+func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *slog.Logger) (*cluster, error) {
+	if c.listen == "" {
+		return nil, nil
+	}
+	var key []byte
+	if c.keyFile != "" {
+		b, err := os.ReadFile(c.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the cluster key: %w", err)
+		}
+		if key, err = distributor.ParseKey(b); err != nil {
+			return nil, fmt.Errorf("%s: %w", c.keyFile, err)
+		}
+	}
+	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: c.listen, Key: key,
+		Local: c.gossipLocal, Meta: distributor.NodeMeta{Role: distributor.RoleMain},
+		Logger: log.With("component", "memberlist")})
+	if err != nil {
+		return nil, err
+	}
+	pool, err := distributor.NewPool(e, distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
+		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, Logger: log.With("component", "distributor")})
+	if err != nil {
+		m.Shutdown()
+		return nil, err
+	}
+	pool.Follow(m)
+	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
+	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
+	if c.expectWorkers > 0 {
+		t0 := time.Now()
+		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)
+		defer cancel()
+		if err := pool.WaitWorkers(wctx, c.expectWorkers); err != nil {
+			cl.stop()
+			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
+		}
+		log.Info("workers connected", "workers", c.expectWorkers, "duration", time.Since(t0))
+	}
+	return cl, nil
+}
+
+// query runs e.Query with the flush deadline; a flush that misses it fails
+// with the names of the workers that still hold batches.
+func (cl *cluster) query(ctx context.Context, e *ingest.Engine) (*ingest.Result, error) {
+	if cl == nil {
+		return e.Query(ctx)
+	}
+	qctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
+		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
+	defer cancel()
+	res, err := e.Query(qctx)
+	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
+		// Pool.Flush adds who holds the missing batches.
+		return nil, cl.pool.Flush(qctx)
+	}
+	return res, err
+}
+
+// stop tells the workers to stop, closes the distributors (sketching any
+// batch still unanswered here), then leaves the cluster.
+func (cl *cluster) stop() {
+	if cl == nil {
+		return
+	}
+	t0 := time.Now()
+	cl.pool.Close()
+	cl.log.Info("workers released", "duration", time.Since(t0))
+	t0 = time.Now()
+	if err := cl.m.Leave(time.Second); err != nil {
+		cl.log.Warn("cannot leave the cluster", "err", err)
+	}
+	cl.m.Shutdown()
+	cl.log.Info("left the cluster", "duration", time.Since(t0))
+}
+
+// workerReport is one worker in --json's "workers".
+type workerReport struct {
+	Name          string `json:"name"`
+	Addr          string `json:"addr"`
+	Batches       uint64 `json:"batches"`
+	Updates       uint64 `json:"updates"`
+	BytesSent     uint64 `json:"bytes_sent"`
+	BytesReceived uint64 `json:"bytes_received"`
+	DeltasMerged  uint64 `json:"deltas_merged"`
+	BatchesResent uint64 `json:"batches_resent"`
+	Refused       uint64 `json:"refused,omitempty"`
+	LastError     string `json:"last_error,omitempty"`
+}
+
+// clusterReport is the cluster part of --json.
+type clusterReport struct {
+	// Workers is per worker: batches and neighbour ids ("updates", two
+	// per stream update) sent, data-plane bytes, deltas merged, batches
+	// re-sent elsewhere after its connection ended.
+	Workers []workerReport `json:"workers"`
+	// NetworkBytesPerUpdate is data-plane bytes sent plus received per
+	// stream update: the communication factor.
+	NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
+	LocalCutoffBatches    uint64  `json:"local_cutoff_batches"`
+	FallbackBatches       uint64  `json:"fallback_batches"`
+	RemoteBatches         uint64  `json:"remote_batches"`
+	BatchesResent         uint64  `json:"batches_resent"`
+	DuplicateDeltas       uint64  `json:"duplicate_deltas"`
+}
+
+// report returns the cluster counters after updates stream updates; nil
+// for a main node alone.
+func (cl *cluster) report(updates uint64) *clusterReport {
+	if cl == nil {
+		return nil
+	}
+	st := cl.pool.Stats()
+	r := &clusterReport{Workers: []workerReport{}, LocalCutoffBatches: st.LocalCutoffBatches,
+		FallbackBatches: st.FallbackBatches, RemoteBatches: st.RemoteBatches,
+		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas}
+	if updates > 0 {
+		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
+	}
+	for _, w := range st.Workers {
+		r.Workers = append(r.Workers, workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
+			Updates: w.Updates, BytesSent: w.BytesSent, BytesReceived: w.BytesReceived,
+			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, Refused: w.Refused, LastError: w.LastError})
+	}
+	return r
+}

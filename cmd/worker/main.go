@@ -1,0 +1,252 @@
+// Command worker computes sketch deltas for a sketchcc main node.
+//
+// Usage:
+//
+//	worker --join HOST:PORT [--listen ADDR] [--threads N] [--cluster-key-file F]
+//
+// The worker listens for the main node's data-plane connection on
+// --listen (port 0 picks one), joins the main node's memberlist cluster
+// through --join, advertising that address in its node metadata, and then
+// turns the batches it receives into deltas until the main node says stop
+// (exit 0), the main node leaves the cluster (exit 0), or SIGINT/SIGTERM
+// (exit 0 after answering the batches already read). It keeps no state
+// between batches: the main node sends the graph's sketch parameters when
+// it connects. The actual listen and gossip addresses are logged ("worker
+// listening") so that scripts can use port 0.
+//
+// Exit status: 0 on a normal stop, 1 on a runtime error (the cluster
+// cannot be joined, for instance with the wrong cluster key), 2 on a usage
+// error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/distributor"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+type usageError struct{ error }
+
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(stderr, "worker: %v\nRun 'worker --help' for usage.\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "worker: error: %v\n", err)
+		return 1
+	}
+}
+
+type config struct {
+	join, listen, name, keyFile, logLevel string
+	gossipPort, threads, maxFrameBytes    int
+	joinTimeout                           time.Duration
+	local                                 bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.join, "join", "", "gossip address of the main node, HOST:PORT (required)")
+	fs.StringVar(&c.listen, "listen", "0.0.0.0:0", "data-plane address to listen on; port 0 picks one")
+	fs.IntVar(&c.gossipPort, "gossip-port", 0, "memberlist port, on --listen's host; 0 picks one")
+	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "goroutines computing deltas")
+	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): gossip encryption and data-plane authentication")
+	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
+	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
+	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
+	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return c, err
+		}
+		return c, usageError{err}
+	}
+	var errs []error
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
+	}
+	if c.join == "" {
+		errs = append(errs, errors.New("--join is required"))
+	} else if _, _, err := net.SplitHostPort(c.join); err != nil {
+		errs = append(errs, fmt.Errorf("--join=%q: %v", c.join, err))
+	}
+	if _, _, err := net.SplitHostPort(c.listen); err != nil {
+		errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
+	}
+	if c.threads < 1 || c.threads > 4096 {
+		errs = append(errs, fmt.Errorf("--threads=%d, want [1, 4096]", c.threads))
+	}
+	if c.gossipPort < 0 || c.gossipPort > 65535 {
+		errs = append(errs, fmt.Errorf("--gossip-port=%d, want [0, 65535]", c.gossipPort))
+	}
+	if c.maxFrameBytes < 1<<16 || c.maxFrameBytes > 1<<31 {
+		errs = append(errs, fmt.Errorf("--max-frame-bytes=%d, want [64 KiB, 2 GiB]", c.maxFrameBytes))
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
+		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	c, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var lvl slog.Level
+	lvl.UnmarshalText([]byte(c.logLevel))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+
+	var key []byte
+	if c.keyFile != "" {
+		b, err := os.ReadFile(c.keyFile)
+		if err != nil {
+			return fmt.Errorf("cannot read the cluster key: %w", err)
+		}
+		if key, err = distributor.ParseKey(b); err != nil {
+			return fmt.Errorf("%s: %w", c.keyFile, err)
+		}
+	}
+	ln, err := net.Listen("tcp", c.listen)
+	if err != nil {
+		return fmt.Errorf("cannot listen: %w", err)
+	}
+	addr, err := advertised(ln.Addr().(*net.TCPAddr), c.join)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	w, err := distributor.NewWorker(distributor.WorkerConfig{Name: c.name, Threads: c.threads, Key: key,
+		MaxFrameBytes: c.maxFrameBytes, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	host, _, _ := net.SplitHostPort(c.listen)
+	m, err := distributor.NewMembership(distributor.MembershipConfig{
+		Name: c.name, BindAddr: net.JoinHostPort(host, fmt.Sprint(c.gossipPort)), Key: key, Local: c.local,
+		Meta:   distributor.NodeMeta{Role: distributor.RoleWorker, Addr: addr, Threads: c.threads},
+		Logger: log.With("component", "memberlist"),
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer m.Shutdown()
+	log.Info("worker listening", "addr", addr, "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
+
+	serveCtx, stopServe := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(serveCtx, ln) }()
+	defer func() { stopServe(); <-served }()
+
+	joinCtx, cancel := context.WithTimeout(ctx, c.joinTimeout)
+	err = m.JoinRetry(joinCtx, 500*time.Millisecond, c.join)
+	cancel()
+	if err != nil {
+		w.Close()
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("%w (gave up after %v; is --cluster-key-file the same as the main node's?)", err, c.joinTimeout)
+	}
+	log.Info("joined the cluster", "join", c.join)
+
+	quit := make(chan struct{})
+	defer close(quit)
+	mainLeft := watchMain(m, quit)
+	var reason string
+	select {
+	case <-ctx.Done():
+		reason = "interrupted"
+	case <-w.Stopped():
+		reason = "the main node sent stop"
+	case <-mainLeft:
+		reason = "the main node left the cluster"
+	case err := <-served:
+		served <- err // for the deferred wait
+		w.Close()
+		return fmt.Errorf("cannot serve: %w", err)
+	}
+	t0 := time.Now()
+	w.Close()
+	st := w.Stats()
+	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
+		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent)
+	t0 = time.Now()
+	if err := m.Leave(2 * time.Second); err != nil {
+		log.Warn("cannot leave the cluster", "err", err)
+	}
+	log.Info("left the cluster", "duration", time.Since(t0))
+	return nil
+}
+
+// advertised returns the data-plane address to put in the node metadata:
+// the listener's, with an unspecified IP replaced by the local IP that
+// routes to the main node.
+func advertised(a *net.TCPAddr, join string) (string, error) {
+	if !a.IP.IsUnspecified() {
+		return a.String(), nil
+	}
+	c, err := net.Dial("udp", join) // sends nothing: picks the route
+	if err != nil {
+		return "", fmt.Errorf("cannot find a local address towards %s: %w", join, err)
+	}
+	defer c.Close()
+	ip := c.LocalAddr().(*net.UDPAddr).IP
+	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
+}
+
+// watchMain returns a channel closed when a main node leaves the cluster.
+// Its goroutine reads membership events until then or until quit is
+// closed.
+func watchMain(m *distributor.Membership, quit <-chan struct{}) <-chan struct{} {
+	left := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-quit:
+				return
+			case ev := <-m.Events():
+				if ev.Kind == distributor.Left && ev.Meta.Role == distributor.RoleMain {
+					close(left)
+					return
+				}
+			}
+		}
+	}()
+	return left
+}

@@ -1,0 +1,80 @@
+package distributor
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testMembership starts a member on 127.0.0.1:0 with memberlist's local
+// timings (memberlist's testConfig); the test's cleanup shuts it down.
+func testMembership(t *testing.T, name string, meta NodeMeta, key []byte) *Membership {
+	t.Helper()
+	m, err := NewMembership(MembershipConfig{Name: name, BindAddr: "127.0.0.1:0", Meta: meta, Key: key,
+		Local: true, Logger: testLogger(t).With("node", name)})
+	requireNoError(t, err)
+	t.Cleanup(func() { m.Shutdown() })
+	return m
+}
+
+// nextEvent waits for the next membership event of another node.
+func nextEvent(t *testing.T, m *Membership) MemberEvent {
+	t.Helper()
+	for {
+		select {
+		case ev := <-m.Events():
+			if ev.Name == m.Name() {
+				continue
+			}
+			return ev
+		case <-time.After(10 * time.Second):
+			t.Fatal("no membership event in 10 s")
+		}
+	}
+}
+
+func TestMembershipJoinLeave(t *testing.T) {
+	checkNoLeaks(t)
+	key := bytes.Repeat([]byte{3}, 32)
+	main := testMembership(t, "main", NodeMeta{Role: RoleMain}, key)
+	if !strings.HasPrefix(main.Addr(), "127.0.0.1:") || strings.HasSuffix(main.Addr(), ":0") {
+		t.Fatalf("main node address %q", main.Addr())
+	}
+	w := testMembership(t, "w1", NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 3}, key)
+	if _, err := w.Join(main.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, main)
+	if ev.Kind != Joined || ev.Name != "w1" || ev.MetaErr != nil ||
+		ev.Meta != (NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 3}) {
+		t.Fatalf("event %+v, want w1 joined with its metadata", ev)
+	}
+	requireNoError(t, w.Leave(time.Second))
+	requireNoError(t, w.Shutdown())
+	if ev := nextEvent(t, main); ev.Kind != Left || ev.Name != "w1" {
+		t.Fatalf("event %+v, want w1 left", ev)
+	}
+}
+
+func TestMembershipWrongKey(t *testing.T) {
+	checkNoLeaks(t)
+	main := testMembership(t, "main", NodeMeta{Role: RoleMain}, bytes.Repeat([]byte{1}, 16))
+	for _, key := range [][]byte{bytes.Repeat([]byte{2}, 16), nil} {
+		w := testMembership(t, fmt.Sprintf("w-%d", len(key)), NodeMeta{Role: RoleWorker}, key)
+		if _, err := w.Join(main.Addr()); err == nil {
+			t.Errorf("a member with key %x joined a cluster keyed otherwise", key)
+		}
+	}
+	if n := len(main.Members()); n != 1 {
+		t.Errorf("main node sees %d members, want itself only", n)
+	}
+}
+
+func TestMembershipBadKeySize(t *testing.T) {
+	_, err := NewMembership(MembershipConfig{BindAddr: "127.0.0.1:0", Key: []byte("short")})
+	if err == nil || !strings.Contains(err.Error(), "16, 24 or 32") {
+		t.Errorf("got %v", err)
+	}
+}
