@@ -107,6 +107,8 @@ type Stats struct {
 	FlushedBatches uint64
 	// LocalBatches is the number of gutters FlushLocal applied itself.
 	LocalBatches uint64
+	// DrainedRuns is the number of gutters copied out by Drain.
+	DrainedRuns uint64
 }
 
 // Gutters is the set of per-vertex gutters.
@@ -121,6 +123,7 @@ type Gutters struct {
 	queue   chan Batch
 	stats   Stats
 	closed  bool
+	hold    <-chan struct{} // while open, emitting waits for it to close
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -191,6 +194,10 @@ func (g *Gutters) add(v, u uint32) {
 
 // emit hands v's buffer to the queue and gives v a spare one.
 func (g *Gutters) emit(v uint32) {
+	if g.hold != nil {
+		<-g.hold // a query is reading the sketches: no batch may reach them
+		g.hold = nil
+	}
 	s := g.slotOf[v]
 	lo := int(s) * g.cfg.BatchUpdates
 	b := Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(g.fill[v]) : lo+g.cfg.BatchUpdates], slot: s}
@@ -228,6 +235,10 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 		if n == 0 {
 			continue
 		}
+		if g.hold != nil {
+			<-g.hold
+			g.hold = nil
+		}
 		select {
 		case spare := <-g.free:
 			s := g.slotOf[v]
@@ -246,6 +257,41 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 	}
 	g.nonEmpt = g.nonEmpt[:0]
 }
+
+// Run names the ids of one vertex's gutter copied out by Drain:
+// ids[Off:Off+Len] of the slice Drain returned.
+type Run struct {
+	Vertex   uint32
+	Off, Len uint32
+}
+
+// Drain appends the contents of every non-empty gutter to ids, one Run per
+// gutter to runs, and empties the gutters; it returns the extended slices.
+// Nothing is emitted, so Drain never blocks: it lets a query take the
+// buffered updates while the reader goes on filling the emptied gutters.
+// The drained ids are not counted in Stats().Batches.
+func (g *Gutters) Drain(ids []uint32, runs []Run) ([]uint32, []Run) {
+	for _, v := range g.nonEmpt {
+		g.listed[v] = false
+		n := g.fill[v]
+		if n == 0 {
+			continue
+		}
+		lo := int(g.slotOf[v]) * g.cfg.BatchUpdates
+		runs = append(runs, Run{Vertex: v, Off: uint32(len(ids)), Len: n})
+		ids = append(ids, g.slab[lo:lo+int(n)]...)
+		g.fill[v] = 0
+		g.stats.DrainedRuns++
+	}
+	g.nonEmpt = g.nonEmpt[:0]
+	return ids, runs
+}
+
+// Hold makes the next emission of a batch (a gutter filling up, or a
+// flush) wait until release is closed: while a query reads the sketches,
+// updates after the query's point stay in the gutters. Insert then blocks
+// only if a gutter fills before release.
+func (g *Gutters) Hold(release <-chan struct{}) { g.hold = release }
 
 // Buffered returns the number of neighbour ids held in gutters (twice the
 // updates not yet emitted).

@@ -26,7 +26,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sketchcc/dsu"
 	"sketchcc/gutters"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -116,12 +115,22 @@ type Engine struct {
 	params sketch.Params
 	table  *sketch.Table
 	gut    *gutters.Gutters
-	locks  []sync.Mutex // by vertex: held while its sketch is written
-	wg     sync.WaitGroup
+	locks  []sync.Mutex   // by vertex: held while its sketch is written
+	wg     sync.WaitGroup // delta workers
+	qwg    sync.WaitGroup // background queries
 
 	updates atomic.Uint64 // updates inserted into the gutters
 	greedy  greedyCC      // owned by the goroutine calling Ingest and Query
 	buf     []stream.Update
+
+	// A query whose flush and Boruvka run in the background while
+	// ingestion goes on (StartQuery), and what it needs; owned by the
+	// goroutine calling Ingest and Query.
+	pending   *PendingQuery
+	drainIDs  []uint32
+	drainRuns []gutters.Run
+	replay    []stream.Update // updates since pending's point, for the greedy DSU
+	replayOK  bool            // replay holds all of them
 
 	applied  atomic.Uint64 // batches applied to the table
 	progress chan struct{} // signalled (without blocking) when applied grows
@@ -276,6 +285,9 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 		buf := e.buf[:min(uint64(len(e.buf)), n-done)]
 		k, err := src.Read(buf)
 		if k > 0 {
+			if e.pending != nil {
+				e.notePending(buf[:k])
+			}
 			if e.greedy.valid {
 				e.greedy.apply(buf[:k])
 			}
@@ -308,11 +320,15 @@ func (e *Engine) Flush(ctx context.Context) error {
 		select {
 		case <-e.progress:
 		case <-ctx.Done():
-			return fmt.Errorf("ingest: flush: %d of %d batches not applied: %w",
-				target-e.applied.Load(), target, context.Cause(ctx))
+			return e.flushError(ctx, target)
 		}
 	}
 	return nil
+}
+
+func (e *Engine) flushError(ctx context.Context, target uint64) error {
+	return fmt.Errorf("ingest: flush: %d of %d batches not applied: %w",
+		target-min(target, e.applied.Load()), target, context.Cause(ctx))
 }
 
 // Result is the answer to a connected-components query.
@@ -337,51 +353,22 @@ type Result struct {
 	CC time.Duration
 }
 
-// Query flushes the gutters and answers a connected-components query with
-// Boruvka's algorithm over the sketches. The sketches are left as they were,
-// so Ingest may continue afterwards. It returns an error wrapping
+// Query answers a connected-components query after every update ingested
+// so far: from the greedy shortcut's DSU while it is valid, else by
+// flushing the buffered updates into the sketches and running Boruvka's
+// algorithm over them. The sketches are left as they were, so Ingest may
+// continue afterwards. It returns an error wrapping
 // sketch.ErrTooManyRounds when the sketch columns run out (raise the sketch
-// factor), or Flush's error when ctx is done during the flush; no partial
-// answer is returned then.
+// factor), or ctx's cause when ctx is done during the flush; no partial
+// answer is returned then. Query is StartQuery followed by Wait.
 func (e *Engine) Query(ctx context.Context) (*Result, error) {
-	if e.closed {
-		return nil, gutters.ErrClosed
-	}
-	t0 := time.Now()
-	if e.greedy.valid {
-		d := e.greedy.d
-		r := &Result{
-			Components:   d.Sets(),
-			Labels:       d.Labels(),
-			Forest:       sketch.Forest{Edges: append([]stream.Edge(nil), e.greedy.forest...)},
-			AfterUpdates: e.updates.Load(),
-			Greedy:       true,
-		}
-		r.CC = time.Since(t0)
-		return r, nil
-	}
-	if err := e.Flush(ctx); err != nil {
-		return nil, err
-	}
-	t1 := time.Now()
-	d := dsu.New(e.cfg.Vertices)
-	forest, st, err := sketch.SpanningForestParallel(e.table, d, max(e.cfg.Workers, runtime.GOMAXPROCS(0)))
+	q, err := e.StartQuery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{
-		Components:   d.Sets(),
-		Labels:       d.Labels(),
-		Forest:       forest,
-		Boruvka:      st,
-		AfterUpdates: e.updates.Load(),
-		Flush:        t1.Sub(t0),
-	}
-	if !e.cfg.NoGreedy {
-		e.greedy.reset(d, forest.Edges)
-	}
-	r.CC = time.Since(t1)
-	return r, nil
+	res, err := q.Wait()
+	e.finishPending()
+	return res, err
 }
 
 // Close stops the delta workers and waits for them. Buffered updates that
@@ -391,6 +378,11 @@ func (e *Engine) Close() error {
 	if e.closed {
 		return nil
 	}
+	if e.pending != nil {
+		e.pending.Wait()
+		e.pending = nil
+	}
+	e.qwg.Wait()
 	e.closed = true
 	err := e.gut.Close()
 	e.wg.Wait()

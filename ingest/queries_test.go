@@ -158,7 +158,12 @@ func TestGreedyIllFormedStream(t *testing.T) {
 			greedy++
 		}
 	}
-	t.Logf("%d of %d queries answered greedily", greedy, len(at))
+	for _, r := range queryAsync(t, path, Config{BatchFactor: 0.05}, at) {
+		if r.Greedy {
+			greedy++
+		}
+	}
+	t.Logf("%d of %d queries answered greedily, in sync and background mode", greedy, 2*len(at))
 }
 
 // TestEdgeSet checks the greedy shortcut's forest edge set against a map.
@@ -179,5 +184,92 @@ func TestEdgeSet(t *testing.T) {
 	}
 	if s.n != len(in) {
 		t.Fatalf("n = %d, want %d", s.n, len(in))
+	}
+}
+
+// queryAsync is queryAt with every query but the last started in the
+// background (StartQuery) while the next segment is ingested, as main-node
+// does; each answer must be that of its own point of the stream.
+func queryAsync(t *testing.T, path string, cfg Config, at []uint64) []*Result {
+	t.Helper()
+	f, err := stream.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg.Vertices = f.Header().Vertices
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := f.Reader(0, f.Header().Updates)
+	var (
+		out     []*Result
+		done    uint64
+		pending *PendingQuery
+	)
+	check := func(res *Result, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		labels, truth := truthLabels(t, path, res.AfterUpdates)
+		checkAgainstTruth(t, fmt.Sprintf("%s async after %d (greedy %v)", filepath.Base(path), res.AfterUpdates, res.Greedy),
+			res, labels, truth)
+		out = append(out, res)
+	}
+	for i, pos := range at {
+		if _, err := e.IngestN(context.Background(), src, pos-done); err != nil {
+			t.Fatal(err)
+		}
+		done = pos
+		if pending != nil {
+			check(pending.Wait())
+		}
+		if i == len(at)-1 {
+			check(e.Query(context.Background()))
+			break
+		}
+		if pending, err = e.StartQuery(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestBackgroundQueries: queries that run while ingestion goes on answer
+// for their own point, also when gutters fill up meanwhile (small batches
+// force the Hold), and the greedy DSU catches up after them.
+func TestBackgroundQueries(t *testing.T) {
+	var at []uint64
+	for i := uint64(1); i <= 10; i++ {
+		at = append(at, 852*i)
+	}
+	at[9] = 8528
+	for _, cfg := range []Config{{}, {BatchFactor: 0.01, QueueBatches: 2}, {NoGreedy: true, Workers: 1}} {
+		res := queryAsync(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
+		var got []int
+		for _, r := range res {
+			got = append(got, r.Components)
+		}
+		if want := []int{469, 307, 235, 200, 177, 151, 135, 107, 88, 78}; !slices.Equal(got, want) {
+			t.Errorf("%+v: %v, want %v", cfg, got, want)
+		}
+	}
+	// Insert-only: after the first background query the greedy DSU, caught
+	// up with the updates ingested meanwhile, answers every later query.
+	var at2 []uint64
+	for i := uint64(1); i <= 8; i++ {
+		at2 = append(at2, 88234*i/8)
+	}
+	greedy := 0
+	for _, r := range queryAsync(t, "../testdata/facebook_combined.bin", Config{BatchFactor: 0.05}, at2) {
+		if r.Greedy {
+			greedy++
+		}
+	}
+	if greedy < 5 {
+		t.Errorf("only %d of 8 queries on an insert-only stream came from the greedy DSU", greedy)
 	}
 }

@@ -161,12 +161,51 @@ type sample struct {
 // sampleBlock is the number of supernodes a goroutine claims at a time.
 const sampleBlock = 64
 
+// bigSupernode is the member count from which one supernode's sketch is
+// merged by all goroutines.
+const bigSupernode = 2048
+
+// mergeParallel returns the column view (deterministic bucket, then rows
+// of the column [colLo, colHi)) of the XOR of the sketches of ms, merged by
+// workers goroutines into private views and then combined.
+func mergeParallel(t *Table, ms []uint32, colLo, colHi, workers int) []Bucket {
+	w := 1 + colHi - colLo
+	views := make([]Bucket, workers*w)
+	var wg sync.WaitGroup
+	for k := range workers {
+		part := ms[k*len(ms)/workers : (k+1)*len(ms)/workers]
+		view := views[k*w : (k+1)*w]
+		wg.Go(func() {
+			for _, v := range part {
+				s := t.Sketch(v)
+				view[0].Alpha ^= s[0].Alpha
+				view[0].Gamma ^= s[0].Gamma
+				Merge(view[1:], s[colLo:colHi])
+			}
+		})
+	}
+	wg.Wait()
+	for k := 1; k < workers; k++ {
+		Merge(views[:w], views[k*w:(k+1)*w])
+	}
+	return views[:w]
+}
+
 // sampleRound fills samples[i] with the sample of column r of supernode
 // active[i], whose vertices are members[start[i]:start[i+1]].
 func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
 	p := t.Params()
 	w := p.Rows + 1
 	colLo, colHi := 1+r*p.Rows, 1+(r+1)*p.Rows
+	// A supernode of many vertices (the giant component of a dense graph)
+	// is merged by all goroutines, each into its own view, so that it does
+	// not leave one goroutine working while the others wait.
+	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
+	for i := range active {
+		if ms := members[start[i]:start[i+1]]; big(ms) {
+			samples[i].idx, samples[i].res = p.Sample(mergeParallel(t, ms, colLo, colHi, workers), r)
+		}
+	}
 	var next atomic.Int64
 	work := func() {
 		view := make([]Bucket, w)
@@ -177,6 +216,9 @@ func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint
 			}
 			for i := lo; i < min(lo+sampleBlock, len(active)); i++ {
 				ms := members[start[i]:start[i+1]]
+				if big(ms) {
+					continue
+				}
 				if len(ms) == 1 {
 					samples[i].idx, samples[i].res = p.Sample(t.Sketch(ms[0]), r)
 					continue
