@@ -122,15 +122,52 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 
 // ingestAndQuery ingests src in segments ending at the query positions and
 // queries after each; ingestion resumes after each query without rereading.
-// Labels and forest files are written at every query when there are
-// several (named FILE.<updates>), and as FILE for the final one.
+// A mid-stream query runs in the background (ingest.StartQuery) while the
+// next segment is ingested; its answer is collected before the next query
+// starts. With remote workers (cl != nil) every query is synchronous and
+// bounded by the cluster's flush deadline (cluster.query). Labels and
+// forest files are written at every query when there are several (named
+// FILE.<updates>), and as FILE for the final one.
 func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster, src stream.Source,
 	points []pointQuery, log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
 	positions := queryPositions(c, total)
 	run := &runResult{}
 	start := time.Now()
-	var done uint64
+	var (
+		done    uint64
+		pending *ingest.PendingQuery
+	)
+	collect := func(res *ingest.Result, err error) error {
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted during the query after %d updates; no answer", done)
+			}
+			return fmt.Errorf("query: %w", err)
+		}
+		rec := queryRecord{
+			AfterUpdates: res.AfterUpdates, Components: res.Components, Greedy: res.Greedy,
+			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(),
+			TotalSeconds:  (res.Flush + res.CC).Seconds(),
+			BoruvkaRounds: res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
+		}
+		for _, pq := range points {
+			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
+		}
+		run.queries = append(run.queries, rec)
+		log.Info("query", "updates", res.AfterUpdates, "components", res.Components, "greedy", res.Greedy,
+			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
+		if len(positions) > 1 {
+			if err := writeOutputs(c, res, "."+strconv.FormatUint(res.AfterUpdates, 10)); err != nil {
+				return err
+			}
+		}
+		if res.AfterUpdates == total {
+			run.final = res
+			return writeOutputs(c, res, "")
+		}
+		return nil
+	}
 	for qi, pos := range positions {
 		want := pos - done
 		t0 := time.Now()
@@ -146,37 +183,30 @@ func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster
 		if n != want {
 			return nil, fmt.Errorf("%s: stream ended after %d updates, header promises %d", c.stream, done, total)
 		}
+		if pending != nil {
+			res, err := pending.Wait()
+			if err := collect(res, err); err != nil {
+				return nil, err
+			}
+			pending = nil
+		}
+		if qi < len(positions)-1 {
+			if cl == nil {
+				if pending, err = e.StartQuery(ctx); err != nil {
+					return nil, err
+				}
+			} else if err := collect(cl.query(ctx, e)); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		res, err := cl.query(ctx, e)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("interrupted during the query after %d updates; no answer", done)
-			}
-			return nil, fmt.Errorf("query after %d updates: %w", done, err)
+			return nil, collect(nil, err)
 		}
-		rec := queryRecord{
-			AfterUpdates: res.AfterUpdates, Components: res.Components, Greedy: res.Greedy,
-			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(),
-			TotalSeconds:  (res.Flush + res.CC).Seconds(),
-			BoruvkaRounds: res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
-		}
-		for _, pq := range points {
-			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
-		}
-		run.queries = append(run.queries, rec)
-		log.Info("query", "updates", done, "components", res.Components, "greedy", res.Greedy,
-			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
-		last := qi == len(positions)-1
-		if len(positions) > 1 {
-			if err := writeOutputs(c, res, "."+strconv.FormatUint(done, 10)); err != nil {
-				return nil, err
-			}
-		}
-		if last {
-			if err := writeOutputs(c, res, ""); err != nil {
-				return nil, err
-			}
-			run.final = res
-			run.endToEnd = time.Since(start) - res.CC
+		run.endToEnd = time.Since(start) - res.CC
+		if err := collect(res, nil); err != nil {
+			return nil, err
 		}
 	}
 	return run, nil
