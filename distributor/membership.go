@@ -216,7 +216,9 @@ func (m *Membership) Addr() string { return m.ml.LocalNode().Address() }
 func (m *Membership) Join(addrs ...string) (int, error) {
 	n, err := m.ml.Join(addrs)
 	if err != nil {
-		return n, fmt.Errorf("distributor: cannot join the cluster at %s: %w", strings.Join(addrs, ","), err)
+		// memberlist's multierror spreads over lines; keep one.
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		return n, fmt.Errorf("distributor: cannot join the cluster at %s: %s", strings.Join(addrs, ","), msg)
 	}
 	return n, nil
 }

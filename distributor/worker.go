@@ -284,7 +284,7 @@ func (w *Worker) serveConn(c net.Conn) {
 	p, maxBatch, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads)
 	if err != nil {
 		w.refused.Add(1)
-		log.Warn("main node refused", "err", err)
+		log.Warn("refusing a connection", "err", err)
 		return
 	}
 	c.SetDeadline(time.Time{})

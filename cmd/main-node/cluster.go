@@ -134,7 +134,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	}
 	pool.Follow(m)
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
-	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
+	// At warn, so that the address shows at the default log level: workers
+	// need it to --join, scripts read it when --listen has port 0.
+	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", max(e.Config().Workers, 0))
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)

@@ -1,0 +1,378 @@
+// Package e2e runs the real main-node and worker binaries on loopback:
+// the cluster must give exactly the components of a union-find over the
+// final edge set, whatever happens to the workers.
+package e2e
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"sketchcc/distributor"
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		fmt.Println("e2e: skipped in -short mode")
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "sketchcc-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = dir
+	cmd := exec.Command("go", "build", "-o", dir+"/", "sketchcc/cmd/main-node", "sketchcc/cmd/worker", "sketchcc/cmd/streamtool")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: cannot build the binaries:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process-level test: skipped in -short mode")
+	}
+}
+
+const multiples = "../testdata/multiples_graph_1024_stream.data"
+
+var (
+	kronOnce sync.Once
+	kronPath string
+	kronErr  error
+)
+
+// kron12 generates a Kronecker stream of scale 12 (4.4 M updates) once.
+func kron12(t *testing.T) string {
+	t.Helper()
+	kronOnce.Do(func() {
+		kronPath = filepath.Join(bin, "kron12.bin")
+		out, err := exec.Command(filepath.Join(bin, "streamtool"), "gen", "kron", "--scale", "12", "--seed", "3",
+			"--no-cum", "--log-level", "warn", "-o", kronPath).CombinedOutput()
+		if err != nil {
+			kronErr = fmt.Errorf("streamtool gen kron: %v\n%s", err, out)
+		}
+	})
+	if kronErr != nil {
+		t.Fatal(kronErr)
+	}
+	return kronPath
+}
+
+// keyFile writes a fresh cluster key and returns its path.
+func keyFile(t *testing.T) string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	path := filepath.Join(t.TempDir(), "cluster.key")
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(b)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// feeder writes a stream to a main node's stdin, in parts: up to each
+// share of its bytes in turn, then it waits for the test to call run (the
+// test starts the main node meanwhile: it reads the header before logging
+// its address) and calls the func given before it writes the next part;
+// it closes the pipe at the end.
+type feeder struct {
+	r      *io.PipeReader
+	resume chan func() error
+	done   chan error
+}
+
+func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
+	r, w := io.Pipe()
+	f := &feeder{r: r, resume: make(chan func() error, len(shares)), done: make(chan error, 1)}
+	go func() {
+		err := func() error {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			off := 0
+			for _, share := range append(shares, 1) {
+				cut := int(float64(len(b)) * share)
+				if _, err := w.Write(b[off:cut]); err != nil {
+					return err
+				}
+				off = cut
+				if cut == len(b) {
+					break
+				}
+				if err := (<-f.resume)(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		w.CloseWithError(err)
+		f.done <- err
+	}()
+	t.Cleanup(func() {
+		r.CloseWithError(io.ErrClosedPipe)
+		for range shares {
+			select {
+			case f.resume <- func() error { return io.ErrClosedPipe }:
+			default:
+			}
+		}
+	})
+	return f
+}
+
+// run lets the feeder go on: it calls pause and writes the rest.
+func (f *feeder) run(pause func() error) { f.resume <- pause }
+
+// wait returns the feeder's error.
+func (f *feeder) wait(t *testing.T) {
+	t.Helper()
+	if err := <-f.done; err != nil {
+		t.Error("feeding the stream:", err)
+	}
+}
+
+// poll is checkFor for goroutines other than the test's: it returns the
+// last error instead of failing the test.
+func poll(total time.Duration, f func() error) error {
+	deadline := time.Now().Add(total)
+	for {
+		err := f()
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTwoWorkers(t *testing.T) {
+	skipShort(t)
+	for _, tc := range []struct {
+		name   string
+		stream func(t *testing.T) string
+		args   []string
+	}{
+		{"multiples", func(*testing.T) string { return multiples }, []string{"--batch-factor", "0.05"}},
+		{"kron12", kron12, []string{"--batch-factor", "0.5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.stream(t)
+			labelsPath := filepath.Join(t.TempDir(), "labels")
+			key := keyFile(t)
+			args := append([]string{"--stream", path, "--expect-workers", "2", "--local-workers", "0",
+				"--cluster-key-file", key, "--labels", labelsPath}, tc.args...)
+			m, addr := startMain(t, nil, args...)
+			w1 := startWorker(t, addr, "--cluster-key-file", key)
+			w2 := startWorker(t, addr, "--cluster-key-file", key)
+			s := finish(t, m)
+			labels, want := truth(t, path)
+			if s.Components != want {
+				t.Fatalf("%d components, union-find %d", s.Components, want)
+			}
+			checkLabels(t, labelsPath, labels)
+			if len(s.Workers) != 2 || s.Workers[0].DeltasMerged == 0 || s.Workers[1].DeltasMerged == 0 {
+				t.Errorf("both workers should have merged deltas: %+v", s.Workers)
+			}
+			if s.FallbackBatches != 0 || s.BatchesResent != 0 {
+				t.Errorf("fallback %d, re-sent %d batches with two healthy workers", s.FallbackBatches, s.BatchesResent)
+			}
+			for _, w := range []*proc{w1, w2} {
+				if code := w.wait(30 * time.Second); code != 0 {
+					t.Errorf("worker exited %d after stop", code)
+				}
+				w.waitLog(`reason="the main node sent stop"`, time.Second)
+			}
+			t.Logf("%d components; %.1f network bytes per update; %d remote, %d cut-off batches",
+				s.Components, s.NetworkBytesPerUpdate, s.RemoteBatches, s.LocalCutoffBatches)
+		})
+	}
+}
+
+// TestLateWorker: a worker that joins after ingestion began gets batches.
+func TestLateWorker(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.4)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--batch-factor", "0.5", "--labels", labelsPath)
+	startWorker(t, addr)
+	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	late := startWorker(t, addr) // ingestion has begun: 40% of the stream is in the pipe
+	f.run(func() error {
+		return poll(10*time.Second, func() error {
+			if n := strings.Count(m.log(), `msg="worker connected"`); n < 2 {
+				return fmt.Errorf("%d workers connected", n)
+			}
+			return nil
+		})
+	})
+	_ = late
+	s := finish(t, m)
+	f.wait(t)
+	labels, want := truth(t, path)
+	if s.Components != want {
+		t.Fatalf("%d components, union-find %d", s.Components, want)
+	}
+	checkLabels(t, labelsPath, labels)
+	if len(s.Workers) != 2 || s.Workers[1].DeltasMerged == 0 {
+		t.Errorf("the late worker merged no delta: %+v", s.Workers)
+	}
+}
+
+// TestWorkerKilled: SIGKILL to a worker mid-stream loses nothing.
+func TestWorkerKilled(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.3, 0.6)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "2", "--local-workers", "0",
+		"--batch-factor", "0.5", "--labels", labelsPath)
+	victim := startWorker(t, addr, "--name", "victim")
+	startWorker(t, addr, "--name", "survivor")
+	// At 30% of the stream the victim stops (SIGSTOP): it answers nothing
+	// more, while the main node fills its credits with batches from the
+	// next 30% (some 2,800 batches to share). At 60% it is killed with
+	// those batches unanswered.
+	f.run(func() error { return victim.cmd.Process.Signal(syscall.SIGSTOP) })
+	f.run(func() error {
+		err := victim.cmd.Process.Signal(syscall.SIGKILL)
+		<-victim.done
+		return err
+	})
+	s := finish(t, m)
+	f.wait(t)
+	labels, want := truth(t, path)
+	if s.Components != want {
+		t.Fatalf("%d components, union-find %d", s.Components, want)
+	}
+	checkLabels(t, labelsPath, labels)
+	var killed, alive bool
+	for _, w := range s.Workers {
+		switch w.Name {
+		case "victim":
+			killed = w.BatchesResent > 0 && w.LastError != ""
+		case "survivor":
+			alive = w.DeltasMerged > 0 && w.BatchesResent == 0
+		}
+	}
+	if !killed || !alive || s.BatchesResent == 0 {
+		t.Errorf("want the victim's batches re-sent and the survivor working: %+v", s)
+	}
+	t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
+}
+
+// TestWrongClusterKey: a worker with another key cannot join; it says
+// why, and the run completes with the right answer.
+func TestWrongClusterKey(t *testing.T) {
+	skipShort(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	key := keyFile(t)
+	f := newFeeder(t, multiples, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--cluster-key-file", key, "--batch-factor", "0.05", "--labels", labelsPath)
+	startWorker(t, addr, "--cluster-key-file", key)
+	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	bad := startWorker(t, addr, "--cluster-key-file", keyFile(t), "--join-timeout", "1s")
+	if code := bad.wait(30 * time.Second); code != 1 {
+		t.Errorf("worker with the wrong key exited %d, want 1", code)
+	}
+	f.run(func() error { return nil })
+	s := finish(t, m)
+	f.wait(t)
+	labels, want := truth(t, multiples)
+	if s.Components != want {
+		t.Fatalf("%d components, union-find %d", s.Components, want)
+	}
+	checkLabels(t, labelsPath, labels)
+	if len(s.Workers) != 1 {
+		t.Errorf("the wrong-key worker got in: %+v", s.Workers)
+	}
+	bad.waitLog(`cannot join the cluster at .*no installed keys could decrypt.*is --cluster-key-file the same as the main node's`, time.Second)
+	m.waitLog(`level=ERROR .*component=memberlist`, time.Second)
+}
+
+// TestGarbagePeer: a member whose data port answers garbage is dropped,
+// garbage sent to the gossip and data ports is ignored, and the run
+// completes with the right answer.
+func TestGarbagePeer(t *testing.T) {
+	skipShort(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, multiples, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--batch-factor", "0.05", "--labels", labelsPath)
+	good := startWorker(t, addr)
+	goodAddr := good.waitLog(`msg="worker listening" addr=(\S+)`, time.Second)[1]
+
+	// A fake worker: a member advertising a data port that sends garbage.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write(bytes.Repeat([]byte("\x07garbage\xff"), 1000))
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	fake, err := distributor.NewMembership(distributor.MembershipConfig{Name: "garbage", BindAddr: "127.0.0.1:0",
+		Local: true, Meta: distributor.NodeMeta{Role: distributor.RoleWorker, Addr: ln.Addr().String()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Shutdown()
+
+	if _, err := fake.Join(addr); err != nil {
+		t.Fatal(err)
+	}
+	m.waitLog(`msg="worker refused" .*worker=garbage.*not a sketchcc peer`, 10*time.Second)
+	for _, a := range []string{addr, goodAddr} {
+		for _, network := range []string{"tcp", "udp"} {
+			c, err := net.Dial(network, a)
+			if err != nil {
+				continue
+			}
+			c.Write(bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 4096))
+			c.Close()
+		}
+	}
+	good.waitLog(`msg="refusing a connection"`, 10*time.Second)
+	f.run(func() error { return nil })
+	s := finish(t, m)
+	f.wait(t)
+	labels, want := truth(t, multiples)
+	if s.Components != want {
+		t.Fatalf("%d components, union-find %d", s.Components, want)
+	}
+	checkLabels(t, labelsPath, labels)
+	for _, w := range s.Workers {
+		if w.Name == "garbage" && (w.Refused == 0 || w.Batches != 0) {
+			t.Errorf("garbage peer: %+v", w)
+		}
+	}
+}
