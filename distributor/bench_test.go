@@ -1,0 +1,124 @@
+package distributor
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"sketchcc/gutters"
+	"sketchcc/sketch"
+)
+
+// BenchmarkLocalCutoff measures the main node's CPU per batch of n
+// updates both ways, at the kron13 geometry (8,192 vertices, 487 buckets):
+// sketching it here (op=local), or shipping it and merging the worker's
+// delta (op=ship: copying the neighbours, encoding them into a frame,
+// decoding and XORing the delta back; the worker's compute is elsewhere).
+// DefaultLocalCutoff is where the two cross:
+//
+//	go test -run='^$' -bench=LocalCutoff -count=5 ./distributor | benchstat -
+func BenchmarkLocalCutoff(b *testing.B) {
+	p, _ := sketch.NewParams(8192, 1, 1)
+	per := p.BucketsPerVertex()
+	table := sketch.NewTable(p)
+	for _, n := range []int{16, 32, 64, 128, 256, 1024} {
+		ids := make([]uint32, n)
+		for i := range ids {
+			ids[i] = uint32(i*7919+1) % 8192
+		}
+		b.Run(fmt.Sprintf("op=local/updates=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				table.ApplyBatch(0, ids)
+			}
+		})
+		for _, wire := range []string{"discard", "loopback"} {
+			b.Run(fmt.Sprintf("op=ship/wire=%s/updates=%d", wire, n), func(b *testing.B) {
+				b.ReportAllocs()
+				var out io.Writer = io.Discard
+				if wire == "loopback" {
+					// Batches go to a real socket whose peer discards them
+					// (the peer's CPU counts too: both ends share the machine).
+					ln, err := net.Listen("tcp", "127.0.0.1:0")
+					requireNoError(b, err)
+					defer ln.Close()
+					go func() {
+						c, err := ln.Accept()
+						if err == nil {
+							io.Copy(io.Discard, c)
+							c.Close()
+						}
+					}()
+					c, err := net.Dial("tcp", ln.Addr().String())
+					requireNoError(b, err)
+					defer c.Close()
+					out = c
+				}
+				delta := make([]sketch.Bucket, per)
+				p.Delta(delta, 0, ids)
+				// A frame of 16 batches and one of 16 deltas, as on the wire.
+				const k = 16
+				encoded := make([]byte, 0, k*deltaBytes(per))
+				for range k {
+					encoded = sketch.AppendDelta(encoded, 0, delta)
+				}
+				fw := newFrameWriter(out, nil)
+				entries := make([]batchEntry, k)
+				parts := make([][]byte, k)
+				bufs := make([][]uint32, k)
+				for i := range bufs {
+					bufs[i] = make([]uint32, 0, n)
+				}
+				scratch := make([]sketch.Bucket, per)
+				for b.Loop() {
+					for i := range k {
+						bufs[i] = append(bufs[i][:0], ids...)
+						entries[i] = batchEntry{ID: uint64(i), Vertex: 0, Updates: uint32(n)}
+						parts[i] = uint32Bytes(bufs[i])
+					}
+					fw.write(batchesMsg, entries, parts...)
+					rest := encoded
+					for range k {
+						_, rest, _ = p.DecodeDelta(scratch, rest)
+						sketch.Merge(table.Sketch(0), scratch)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*k), "ns/batch")
+			})
+		}
+	}
+}
+
+// BenchmarkRoundTrip ships batches of 1,948 updates (kron13's) to one
+// worker on loopback and merges the deltas: the whole path, both ends in
+// this process.
+func BenchmarkRoundTrip(b *testing.B) {
+	const vertices, batch = 8192, 1948
+	addr, _ := startWorker(b, WorkerConfig{Threads: 1})
+	e := newTestEngine(b, vertices, batch)
+	defer e.close()
+	p, err := NewPool(e, Config{LocalCutoff: -1})
+	requireNoError(b, err)
+	defer p.Close()
+	p.Add("w", addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	requireNoError(b, p.WaitWorkers(ctx, 1))
+	us := randomUpdates(1, vertices, 1<<16)
+	b.SetBytes(batch * 4)
+	start := e.applied.Load()
+	for b.Loop() {
+		// One update per vertex pair fills 2 gutters every batch/2
+		// updates; insert until one more batch is emitted.
+		want := e.gut.Stats().Batches + 1
+		for i := 0; e.gut.Stats().Batches < want; i++ {
+			e.insert(us[i%len(us) : i%len(us)+1])
+		}
+	}
+	requireNoError(b, p.Flush(ctx))
+	b.ReportMetric(float64(e.applied.Load()-start)/b.Elapsed().Seconds(), "batches/s")
+	_ = gutters.Batch{}
+}

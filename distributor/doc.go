@@ -1,0 +1,145 @@
+// Package distributor ships batches from the main node to worker processes
+// and merges the deltas they return, exactly once, over one TCP connection
+// per worker; membership (who is a worker, at which address) comes from
+// hashicorp/memberlist.
+//
+// # Roles
+//
+//   - Pool, on the main node, owns one work distributor per connected
+//     worker. Each distributor has one connection, one writer goroutine
+//     (takes batches from Engine.Batches or from the retry queue while it
+//     has credits, coalesces them into frames) and one reader goroutine
+//     (merges deltas). The local delta workers of package ingest take from
+//     the same channel, so local and remote work balance by themselves.
+//     A fallback goroutine sketches batches on the main node while no
+//     worker is connected, so a run never waits for workers that are not
+//     there.
+//   - Worker serves main-node connections: per connection one reader, a
+//     pool of Threads goroutines computing sketch.Params.Delta, one writer.
+//     It keeps no state between batches.
+//   - Membership wraps memberlist. A worker advertises its data-plane
+//     address in its node metadata (NodeMeta, msgpack, a few dozen of
+//     memberlist's 512 bytes); Pool.Follow connects to every worker that
+//     joins and drops the connection of every worker that leaves or is
+//     declared dead. memberlist's ChannelEventDelegate blocks its callback
+//     when its channel is full; a goroutine of Membership drains it into
+//     Events at once, and the Pool's goroutine handles an event without
+//     blocking (connections are made by the distributor's own goroutine).
+//
+// # Connection
+//
+// The main node dials the worker's advertised address. Each side sends,
+// raw, the 16 bytes "sketchcc-batch/1"; a peer that sends anything else is
+// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/2" for
+// another version). The two sides take turns, so the handshake also runs
+// over unbuffered pipes:
+//
+//	main node                                    worker
+//	"sketchcc-batch/1", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/1", hello{name, Nw, MACw}
+//	params{V, f, seed, R, S, maxBatch, MACm} ──▶
+//	                                     ◀─────  ready{threads}      (or error{reason})
+//	batches ...                          ─────▶
+//	                                     ◀─────  deltas ...
+//	stop{reason}                         ─────▶  (the worker exits)
+//
+// Nm and Nw are 32 random bytes. MACw = HMAC-SHA256(key, version ‖ 0 ‖
+// "worker" ‖ 0 ‖ Nm ‖ Nw) and MACm the same with "main" and Nw ‖ Nm, under
+// the cluster key (empty without --cluster-key-file; the same key
+// encrypts memberlist's gossip). A side whose challenge is answered wrong
+// sends error{"authentication failed: …"} and closes: a worker without the
+// key gets no batch, a main node without it gets no delta. The worker
+// rebuilds the sketch parameters with sketch.NewParams and refuses them
+// (error{…}) if its build computes another geometry. Before the handshake
+// is over a header may not exceed 1 KiB and a payload must be empty, so a
+// stranger cannot make either side allocate.
+//
+// # Frames
+//
+//	type uint8 | header bytes uint32 | payload bytes uint32 | header | payload
+//
+// little-endian. The header is msgpack, written and read with msgpack's
+// primitive calls, all in codec.go behind encode/decode; every list and
+// byte-string length in it is checked against a limit and against the
+// bytes left before anything is allocated. The payload is raw
+// little-endian data, copied to and from the socket without per-element
+// encoding:
+//
+//	batches  header [[id, vertex, updates], ...]   payload: the uint32 neighbour ids, batch after batch
+//	deltas   header [id, ...]                      payload: one sketch.AppendDelta per id
+//	                                               (vertex uint32, buckets uint32, buckets × 16 bytes)
+//
+// A frame's lengths are checked before it is read: a header of at most
+// 80 KiB, at most 4,096 batches, a payload of at most MaxFrameBytes and
+// exactly as long as its header says (ids × 4, or deltas × (8 + 16 ·
+// buckets per vertex)), every batch of 1 to maxBatch updates for a vertex
+// below V, every delta for its batch's vertex. Any violation is a
+// *ProtocolError: the connection is dropped and logged, and its batches go
+// elsewhere; nothing from the network makes either side panic
+// (FuzzFrameDecoder).
+//
+// Message types are an append-only list (frame.go):
+//
+//	1 hello  2 params  3 ready  4 batches  5 deltas  6 stop  7 error
+//
+// A change to an existing message's layout needs a new version string.
+//
+// # Flow control
+//
+//   - Coalescing: the writer puts several batches in one frame (one
+//     writev, no copy of the neighbours) and sends it when its payload
+//     reaches FrameBytes, when it has no credit left, or FlushDelay after
+//     its first batch, so latency stays bounded when the stream is slow.
+//     The worker sends its deltas when no batch it has read is still being
+//     sketched, at FrameBytes, or FlushDelay after the first.
+//   - Credits: a distributor has at most Credits batches sent and not
+//     answered; it takes no batch from the engine without a credit. When
+//     every distributor is out of credits nobody takes from Engine.Batches,
+//     the gutters' queue fills and the stream reader blocks: the
+//     back-pressure reaches the reader, and the main node holds at most
+//     Credits batches per worker.
+//   - Timeouts: a worker that holds batches must answer within
+//     AnswerTimeout, and a frame must be written within it, or its
+//     connection is dropped and its batches are sent elsewhere. A query's
+//     flush has its own deadline (main-node --flush-timeout); when it
+//     passes, Pool.Flush names each worker that still holds batches.
+//   - Local cutoff: a batch of fewer than LocalCutoff updates is sketched on
+//     the main node, where that costs less than shipping it
+//     (BenchmarkLocalCutoff).
+//
+// # Exactly once
+//
+// A delta XORed twice cancels itself, so every batch must be applied
+// exactly once. When a distributor takes a batch it copies the neighbours
+// into a pending batch with a new id (a counter of the Pool) and releases
+// the gutter buffer. From then on the pending batch is in exactly one
+// place: the distributor's pending map (entered under its mutex before the
+// frame is written, unless the connection has already failed), the retry
+// queue, or a goroutine applying it on the main node.
+//
+//   - At most once: the reader merges a delta only after deleting its id
+//     from the pending map under the mutex; an id that is not there
+//     (answered already, re-sent elsewhere, never sent on this connection)
+//     is dropped and counted as a duplicate. When a connection fails, fail
+//     marks the distributor dead and empties the map under the same mutex,
+//     so no delta of that connection can be merged afterwards, and each
+//     batch it moved is merged by whoever takes it next, once.
+//   - At least once: a pending batch leaves the map only to be merged, or
+//     moved by fail to the retry queue (or, if that is full, applied on
+//     the main node). Other distributors, or the fallback goroutine when
+//     none is connected, take from the retry queue. Pool.Close applies what
+//     is left there. Engine.Flush waits until the count of applied batches
+//     reaches the count emitted, so a query starts only when every batch
+//     handed out before it has been merged.
+//
+// TestPoolConnectionCutMidBatch, TestPoolDropsDuplicateDeltas and the e2e
+// SIGKILL test compare the result with a single-machine run.
+//
+// # Locks
+//
+// Lock order: Pool.mu before distributor.mu. Neither is held while calling
+// the engine (MergeDelta, ApplyBatch take the engine's per-vertex locks) or
+// the network, except that SetReadDeadline, which does not block, is
+// called under distributor.mu. workerStats.mu guards one string and is
+// taken under Pool.mu by Stats.
+package distributor
