@@ -126,11 +126,12 @@ type Engine struct {
 	// A query whose flush and Boruvka run in the background while
 	// ingestion goes on (StartQuery), and what it needs; owned by the
 	// goroutine calling Ingest and Query.
-	pending   *PendingQuery
-	drainIDs  []uint32
-	drainRuns []gutters.Run
-	replay    []stream.Update // updates since pending's point, for the greedy DSU
-	replayOK  bool            // replay holds all of them
+	pending     *PendingQuery
+	drainIDs    []uint32
+	drainRuns   []gutters.Run
+	replay      []stream.Update // updates since pending's point, for the greedy DSU
+	replayOK    bool            // replay holds all of them
+	gutterBytes int64           // memory of the gutters, bounds what a background query copies
 
 	applied  atomic.Uint64 // batches applied to the table
 	progress chan struct{} // signalled (without blocking) when applied grows
@@ -154,6 +155,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, params: p, table: sketch.NewTable(p), gut: g, locks: make([]sync.Mutex, cfg.Vertices)}
+	_, e.gutterBytes, _ = Memory(cfg)
 	e.progress = make(chan struct{}, 1)
 	for range max(cfg.Workers, 0) {
 		e.wg.Go(e.deltaWorker)
@@ -360,9 +362,10 @@ type Result struct {
 // continue afterwards. It returns an error wrapping
 // sketch.ErrTooManyRounds when the sketch columns run out (raise the sketch
 // factor), or ctx's cause when ctx is done during the flush; no partial
-// answer is returned then. Query is StartQuery followed by Wait.
+// answer is returned then. Unlike StartQuery it flushes in place, copying
+// nothing.
 func (e *Engine) Query(ctx context.Context) (*Result, error) {
-	q, err := e.StartQuery(ctx)
+	q, err := e.startQuery(ctx, false)
 	if err != nil {
 		return nil, err
 	}

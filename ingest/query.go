@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,7 +47,15 @@ func (q *PendingQuery) Done() <-chan struct{} { return q.done }
 // blocks only if a gutter fills meanwhile. A greedy answer is immediate.
 // A previous pending query is waited for first. ctx bounds the wait for
 // batches already handed out.
+//
+// Copying the buffered updates out needs memory: when they exceed half the
+// gutters' memory, StartQuery flushes in place and answers before it
+// returns, as Query does.
 func (e *Engine) StartQuery(ctx context.Context) (*PendingQuery, error) {
+	return e.startQuery(ctx, true)
+}
+
+func (e *Engine) startQuery(ctx context.Context, background bool) (*PendingQuery, error) {
 	if e.closed {
 		return nil, gutters.ErrClosed
 	}
@@ -70,7 +79,25 @@ func (e *Engine) StartQuery(ctx context.Context) (*PendingQuery, error) {
 		close(q.done)
 		return q, nil
 	}
-	e.drainIDs, e.drainRuns = e.gut.Drain(e.drainIDs[:0], e.drainRuns[:0])
+	buffered := e.gut.Buffered()
+	if !background || int64(buffered)*4 > e.gutterBytes/2 {
+		// In place: flush (the calling goroutine sketches gutters itself
+		// when the queue is full) and run Boruvka here.
+		e.pending, e.replay, e.replayOK = q, e.replay[:0], !e.cfg.NoGreedy
+		defer close(q.done)
+		if err := e.Flush(ctx); err != nil {
+			q.err = err
+			return q, nil
+		}
+		t1 := time.Now()
+		q.res, q.d, q.err = e.boruvka(max(e.cfg.Workers, runtime.GOMAXPROCS(0)))
+		if q.err == nil {
+			q.res.AfterUpdates, q.res.Flush, q.res.CC = after, t1.Sub(t0), time.Since(t1)
+		}
+		return q, nil
+	}
+	e.drainIDs = slices.Grow(e.drainIDs[:0], int(buffered))
+	e.drainIDs, e.drainRuns = e.gut.Drain(e.drainIDs, e.drainRuns[:0])
 	target := e.gut.Stats().Batches // batches handed out before this point
 	release := make(chan struct{})
 	e.gut.Hold(release)
@@ -91,19 +118,22 @@ func (e *Engine) StartQuery(ctx context.Context) (*PendingQuery, error) {
 			}
 		}
 		t1 := time.Now()
-		d := dsu.New(e.cfg.Vertices)
-		forest, st, err := sketch.SpanningForestParallel(e.table, d, workers)
-		if err != nil {
-			q.err = err
-			return
-		}
-		q.d = d
-		q.res = &Result{
-			Components: d.Sets(), Labels: d.Labels(), Forest: forest, Boruvka: st,
-			AfterUpdates: after, Flush: t1.Sub(t0), CC: time.Since(t1),
+		q.res, q.d, q.err = e.boruvka(workers)
+		if q.err == nil {
+			q.res.AfterUpdates, q.res.Flush, q.res.CC = after, t1.Sub(t0), time.Since(t1)
 		}
 	})
 	return q, nil
+}
+
+// boruvka answers from the sketches, which must be up to date.
+func (e *Engine) boruvka(workers int) (*Result, *dsu.DSU, error) {
+	d := dsu.New(e.cfg.Vertices)
+	forest, st, err := sketch.SpanningForestParallel(e.table, d, workers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &Result{Components: d.Sets(), Labels: d.Labels(), Forest: forest, Boruvka: st}, d, nil
 }
 
 // applyRuns sketches the drained gutters on up to workers goroutines.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"syscall"
@@ -156,6 +157,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	lvl.UnmarshalText([]byte(c.logLevel))
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
 
+	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
+		return err
+	}
 	src, closeSrc, err := openSource(c.stream, c.format)
 	if err != nil {
 		return err
@@ -234,7 +238,7 @@ func openSource(path, format string) (stream.Source, func(), error) {
 	if format == "binary" {
 		f, err := stream.Open(path)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, withFormatHint(path, err)
 		}
 		return f.Reader(0, f.Header().Updates), func() { f.Close() }, nil
 	}
@@ -261,4 +265,49 @@ func startCPUProfile(path string) (func(), error) {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// withFormatHint adds to a binary stream's error what the file looks like
+// when it is plainly not a binary stream: gzip, or text.
+func withFormatHint(path string, err error) error {
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	defer f.Close()
+	var b [64]byte
+	n, _ := io.ReadFull(f, b[:])
+	head := b[:n]
+	switch {
+	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return fmt.Errorf("%w; the file is gzip-compressed: decompress it first (main-node reads binary or text streams)", err)
+	case n > 0 && isText(head):
+		return fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
+	}
+	return err
+}
+
+func isText(b []byte) bool {
+	for _, c := range b {
+		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWritable fails early, before any ingestion, for an output file
+// whose directory does not exist or cannot be written.
+func checkWritable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s=%s: directory %s does not exist", flag, path, dir)
+	}
+	if err := unix.Access(dir, unix.W_OK); err != nil {
+		return fmt.Errorf("%s=%s: cannot write in %s: %w", flag, path, dir, err)
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -50,16 +51,27 @@ type runResult struct {
 
 // queryPositions returns the sorted update counts after which to query:
 // --query-at's, or --queries evenly spaced ones, and always the end.
-func queryPositions(c config, total uint64) []uint64 {
+func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 	var pos []uint64
 	for _, p := range c.queryAt {
-		if p < total {
+		switch {
+		case p == 0:
+			log.Warn("--query-at: no query after 0 updates")
+		case p > total:
+			log.Warn("--query-at: position past the end of the stream; the final query answers for the end",
+				"position", p, "updates", total)
+		default:
 			pos = append(pos, p)
 		}
 	}
 	if len(c.queryAt) == 0 {
+		if uint64(c.queries) > total {
+			log.Warn("--queries exceeds the updates; querying after every update", "queries", c.queries, "updates", total)
+		}
 		for i := 1; i < c.queries; i++ {
-			pos = append(pos, uint64(float64(total)*float64(i)/float64(c.queries)))
+			if p := uint64(float64(total) * float64(i) / float64(c.queries)); p > 0 {
+				pos = append(pos, p)
+			}
 		}
 	}
 	pos = append(pos, total)
@@ -131,7 +143,7 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster, src stream.Source,
 	points []pointQuery, log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
-	positions := queryPositions(c, total)
+	positions := queryPositions(c, total, log)
 	run := &runResult{}
 	start := time.Now()
 	var (
@@ -189,6 +201,17 @@ func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster
 				return nil, err
 			}
 			pending = nil
+		}
+		if qi == len(positions)-1 {
+			// The header's count is reached: anything after it is an error
+			// (a text stream may hold more lines than its header says).
+			var one [1]stream.Update
+			if k, err := src.Read(one[:]); k > 0 || err != io.EOF {
+				if err == nil || err == io.EOF {
+					err = fmt.Errorf("%s: more updates than the header's %d", c.stream, total)
+				}
+				return nil, err
+			}
 		}
 		if qi < len(positions)-1 {
 			if cl == nil {
