@@ -142,3 +142,20 @@ func TestQueryFlagErrors(t *testing.T) {
 		t.Errorf("out-of-range point query: %v", r)
 	}
 }
+
+// TestInputMistakes: inputs a user gets wrong must fail with a message that
+// says what is wrong, and print no answer.
+func TestInputMistakes(t *testing.T) {
+	long := writeFile(t, "long.txt", []byte("5 1\n0 1\n1 2\n"))
+	f := func(want string, args ...string) {
+		t.Helper()
+		r := runMain(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, want) || strings.Contains(r.stdout, "components") {
+			t.Errorf("%v: want exit 1 and %q, got %v", args, want, r)
+		}
+	}
+	f("more data than the header promises", "--format", "text", "--stream", long)
+	f("looks like text", "--stream", long)
+	f("does not exist", "--stream", "../../testdata/karate.bin", "--labels", "/nonexistent-dir/labels")
+	f("does not exist", "--stream", "../../testdata/karate.bin", "--forest", "/nonexistent-dir/forest")
+}
