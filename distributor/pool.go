@@ -350,10 +350,10 @@ func (p *Pool) take(b gutters.Batch) *pending {
 	return pb
 }
 
-// done recycles the buffer of a batch that has been applied.
+// done recycles the buffer of a batch that has been applied. b's fields
+// are not written: the writer of a failed connection may still read them.
 func (p *Pool) done(b *pending) {
 	s := b.neighbors[:0]
-	b.neighbors = nil
 	p.buffers.Put(&s)
 }
 

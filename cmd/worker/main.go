@@ -205,13 +205,23 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	w.Close()
 	st := w.Stats()
 	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
-		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent)
+		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
+		"peak_rss_bytes", peakRSS())
 	t0 = time.Now()
 	if err := m.Leave(2 * time.Second); err != nil {
 		log.Warn("cannot leave the cluster", "err", err)
 	}
 	log.Info("left the cluster", "duration", time.Since(t0))
 	return nil
+}
+
+// peakRSS returns the process's peak resident set in bytes (0 if unknown).
+func peakRSS() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Maxrss * 1024 // Linux reports KiB
 }
 
 // advertised returns the data-plane address to put in the node metadata:
