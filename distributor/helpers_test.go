@@ -1,15 +1,12 @@
 package distributor
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -228,7 +225,3 @@ func runStream(t testing.TB, e *testEngine, p *Pool, us []stream.Update, during 
 	requireNoError(t, p.Flush(ctx))
 	e.checkTable(t, us)
 }
-
-var _ = bytes.NewReader
-var _ = io.EOF
-var _ = os.Getenv

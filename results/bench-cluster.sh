@@ -37,9 +37,8 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "- cluster: \`main-node --stream kronN.bin --listen 127.0.0.1:0 --expect-workers k --local-workers 0 --json\`"
 	echo "  and k × \`worker --join ADDR --listen 127.0.0.1:0 --threads $threads\`; local only: \`main-node --stream kronN.bin --json\` (all cores)"
 	echo "- updates/s end to end (reading the stream to sketches that answer the query); network bytes per update ="
-	echo "  data-plane bytes sent + received / stream updates; batches: sketched on the main node (local cut-off and"
-	echo "  fallback, plus the query's drain of the gutters, not counted) / merged from workers; RSS = peak resident set"
-	echo
+	echo "  data-plane bytes sent + received / stream updates; batches local / remote: sketched on the main node (local"
+	echo "  cut-off, fallback) / merged from workers, the query's final drain of the gutters aside; RSS = peak resident set"
 	echo "- $runs runs of each setup, one row each; other processes may share the machine (load average at the start: $(cut -d' ' -f1-3 /proc/loadavg))"
 	echo
 	echo "| stream | setup | components | updates/s | network B/update | batches local / remote | re-sent | main RSS | worker RSS (max) |"

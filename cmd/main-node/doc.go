@@ -10,10 +10,18 @@
 // greedy shortcut's DSU is valid a query is answered from it without a
 // flush. Ingestion resumes after each query.
 //
+// With --listen the main node also starts a memberlist cluster that
+// worker processes (cmd/worker) join, and ships batches to them through
+// package distributor, which merges each delta exactly once whatever the
+// workers do; --local-workers 0 leaves all delta work to them while any
+// is connected (cluster.go).
+//
 // Usage:
 //
 //	main-node --stream FILE [--json] [--queries K | --query-at N1,N2,…]
 //	          [--point-queries FILE] [--labels FILE] [--forest FILE]
+//	          [--listen HOST:PORT [--local-workers N] [--expect-workers N]
+//	           [--cluster-key-file F]]
 //
 // stdout gets a short human summary, or with --json exactly one JSON
 // object; stderr gets logs and, when it is a terminal, a progress bar.

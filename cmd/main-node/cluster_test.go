@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"sketchcc/distributor"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// runPlain calls run in-process without runMain's --workers.
+func runPlain(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return result{exitCode(err, &errb), out.String(), errb.String()}
+}
+
+func TestClusterUsageErrors(t *testing.T) {
+	f := func(want string, args ...string) {
+		t.Helper()
+		r := runPlain(t, append([]string{"--stream", multiples}, args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+			t.Errorf("main-node %q: want exit 2 and %q on stderr, got %v", args, want, r)
+		}
+	}
+	f("--local-workers=0 needs --listen", "--local-workers", "0")
+	f("--expect-workers needs --listen", "--expect-workers", "2")
+	f("--cluster-key-file needs --listen", "--cluster-key-file", "/dev/null")
+	f("give --workers or --local-workers, not both", "--workers", "2", "--local-workers", "1")
+	f(`--listen="nonsense"`, "--listen", "nonsense")
+	f("--credits=0", "--listen", "127.0.0.1:0", "--credits", "0")
+	f("--local-workers=-5", "--listen", "127.0.0.1:0", "--local-workers", "-5")
+}
+
+func TestClusterRuntimeErrors(t *testing.T) {
+	f := func(want string, args ...string) {
+		t.Helper()
+		r := runPlain(t, append([]string{"--stream", multiples, "--listen", "127.0.0.1:0"}, args...)...)
+		if r.code != 1 || !strings.Contains(r.stderr, want) || r.stdout != "" {
+			t.Errorf("main-node %q: want exit 1 and %q on stderr, got %v", args, want, r)
+		}
+	}
+	f("want base64 of 16, 24 or 32 bytes", "--cluster-key-file", writeFile(t, "key", []byte("too short")))
+	f("cannot read the cluster key", "--cluster-key-file", "/nonexistent/key")
+	f("waiting for --expect-workers=1: distributor: 0 of 1 workers connected", "--expect-workers", "1", "--wait-timeout", "100ms")
+}
+
+// TestLocalWorkersAlias: --local-workers N is --workers N without --listen.
+func TestLocalWorkersAlias(t *testing.T) {
+	r := runPlain(t, "--stream", multiples, "--local-workers", "3", "--json")
+	var s struct {
+		Components   int `json:"components"`
+		LocalWorkers int `json:"local_workers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || r.code != 0 {
+		t.Fatalf("%v: %v", r, err)
+	}
+	if s.Components != 78 || s.LocalWorkers != 3 {
+		t.Errorf("got %+v, want 78 components and 3 local workers", s)
+	}
+	if strings.Contains(r.stdout, `"network_bytes_per_update"`) {
+		t.Errorf("cluster fields without --listen: %s", r.stdout)
+	}
+}
+
+// TestClusterInProcess runs the main node with one in-process worker that
+// joins through memberlist, as cmd/worker does.
+func TestClusterInProcess(t *testing.T) {
+	var out bytes.Buffer
+	var errb syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--stream", multiples, "--listen", "127.0.0.1:0",
+			"--gossip-local", "--expect-workers", "1", "--local-workers", "0", "--batch-factor", "0.05",
+			"--json", "--log-level", "info"}, &out, &errb)
+	}()
+	var addr string
+	rx := regexp.MustCompile(`msg="main node listening" addr=(\S+)`)
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
+		if m := rx.FindStringSubmatch(errb.String()); m != nil {
+			addr = m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no address logged:\n%s", errb.String())
+		}
+	}
+
+	w, err := distributor.NewWorker(distributor.WorkerConfig{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(context.Background(), ln) }()
+	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: "127.0.0.1:0", Local: true,
+		Meta: distributor.NodeMeta{Role: distributor.RoleWorker, Addr: ln.Addr().String(), Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Shutdown()
+	if _, err := m.Join(addr); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	select {
+	case <-w.Stopped():
+	case <-time.After(10 * time.Second):
+		t.Error("the main node did not tell the worker to stop")
+	}
+	w.Close()
+	if err := <-served; !errors.Is(err, distributor.ErrClosed) {
+		t.Errorf("Serve: %v", err)
+	}
+	var s struct {
+		Components            int     `json:"components"`
+		LocalWorkers          int     `json:"local_workers"`
+		NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
+		RemoteBatches         uint64  `json:"remote_batches"`
+		Workers               []struct {
+			Batches, Updates, BytesSent, BytesReceived, DeltasMerged, BatchesResent uint64
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Components != 78 || s.LocalWorkers != 0 || len(s.Workers) != 1 || s.NetworkBytesPerUpdate <= 0 {
+		t.Fatalf("summary %s", out.String())
+	}
+	// The JSON keys are snake_case; decode them by name too.
+	var raw struct {
+		Workers []map[string]any `json:"workers"`
+	}
+	json.Unmarshal(out.Bytes(), &raw)
+	for _, k := range []string{"batches", "updates", "bytes_sent", "bytes_received", "deltas_merged", "batches_resent"} {
+		if _, ok := raw.Workers[0][k]; !ok {
+			t.Errorf("workers[0] lacks %q: %v", k, raw.Workers[0])
+		}
+	}
+	if raw.Workers[0]["deltas_merged"].(float64) == 0 || raw.Workers[0]["deltas_merged"].(float64) != float64(s.RemoteBatches) {
+		t.Errorf("worker merged %v deltas, remote batches %d", raw.Workers[0]["deltas_merged"], s.RemoteBatches)
+	}
+}
