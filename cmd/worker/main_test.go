@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func runWorker(args ...string) (int, string) {
+	var errb bytes.Buffer
+	err := run(context.Background(), args, &errb)
+	return exitCode(err, &errb), errb.String()
+}
+
+func TestUsageErrors(t *testing.T) {
+	f := func(want string, args ...string) {
+		t.Helper()
+		code, stderr := runWorker(args...)
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("worker %q: exit %d, stderr %q; want 2 and %q", args, code, stderr, want)
+		}
+	}
+	f("--join is required")
+	f(`--join="nohost"`, "--join", "nohost")
+	f("--threads=0", "--join", "127.0.0.1:1", "--threads", "0")
+	f(`--listen="x"`, "--join", "127.0.0.1:1", "--listen", "x")
+	f("unexpected arguments", "--join", "127.0.0.1:1", "extra")
+	// Every problem at once.
+	f("--log-level", "--threads", "0", "--log-level", "loud")
+}
+
+func TestBadKeyFile(t *testing.T) {
+	path := t.TempDir() + "/key"
+	code, stderr := runWorker("--join", "127.0.0.1:1", "--cluster-key-file", path)
+	if code != 1 || !strings.Contains(stderr, "cannot read the cluster key") {
+		t.Errorf("exit %d, %q", code, stderr)
+	}
+}
+
+// TestNoMainNode: with nobody at --join the worker gives up after
+// --join-timeout with exit 1 and says why.
+func TestNoMainNode(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // a port where nothing listens
+	t0 := time.Now()
+	code, stderr := runWorker("--join", addr, "--listen", "127.0.0.1:0", "--gossip-local", "--join-timeout", "300ms")
+	if code != 1 || !strings.Contains(stderr, "cannot join the cluster at "+addr) || !strings.Contains(stderr, "worker listening") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if d := time.Since(t0); d > 10*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+}
+
+func TestAdvertised(t *testing.T) {
+	got, err := advertised(&net.TCPAddr{IP: net.IPv4zero, Port: 7100}, "127.0.0.1:7946")
+	if err != nil || got != "127.0.0.1:7100" {
+		t.Errorf("advertised(0.0.0.0:7100) towards 127.0.0.1 = %q, %v", got, err)
+	}
+	got, err = advertised(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9}, "127.0.0.1:7946")
+	if err != nil || got != "127.0.0.2:9" {
+		t.Errorf("advertised(127.0.0.2:9) = %q, %v", got, err)
+	}
+}
