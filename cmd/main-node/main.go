@@ -179,7 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer e.Close()
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
-		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "workers", c.workers)
+		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", max(e.Config().Workers, 0))
 
 	var points []pointQuery
 	if c.pointQueries != "" {
