@@ -4,43 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"sketchcc/dsu"
 	"sketchcc/stream"
 )
 
-// replay returns the exact components of the final graph of the binary
-// stream at path, by toggling every update into an edge set and running a
-// plain union-find.
-func replay(t *testing.T, path string) (stream.Header, int) {
-	t.Helper()
-	f, err := stream.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := f.Reader(0, f.Header().Updates)
-	present := map[stream.Edge]bool{}
-	for r.Next() {
-		e := r.Update().Canonical()
-		if present[e] {
-			delete(present, e)
-		} else {
-			present[e] = true
-		}
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	d := dsu.New(f.Header().Vertices)
-	for e := range present {
-		d.Union(e.Src, e.Dst)
-	}
-	return f.Header(), d.Sets()
-}
-
 func TestMultiplesStream(t *testing.T) {
 	const path = "../testdata/multiples_graph_1024_stream.data"
-	h, want := replay(t, path)
+	h := mustHeader(t, path)
+	_, want := truthLabels(t, path, h.Updates)
 	if want != 78 { // DESIGN.md §6 and the data README: 78 components
 		t.Fatalf("ground truth replay gives %d components, the data README says 78", want)
 	}

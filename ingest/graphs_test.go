@@ -9,14 +9,15 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/dsu"
+	"sketchcc/internal/replay"
 	"sketchcc/internal/streamgen"
 	"sketchcc/stream"
 )
 
 // truthLabels replays records [0, hi) of the binary stream at path with
-// toggle semantics into an exact edge set and returns the union-find's
-// component labels (numbered by smallest vertex, as Result.Labels is).
+// toggle semantics into an exact edge set (internal/replay) and returns the
+// union-find's component labels (numbered by smallest vertex, as
+// Result.Labels is) and count.
 func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, components int) {
 	t.Helper()
 	f, err := stream.Open(path)
@@ -24,23 +25,11 @@ func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, compone
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := f.Reader(0, hi)
-	present := map[stream.Edge]bool{}
-	for r.Next() {
-		e := r.Update().Canonical()
-		if present[e] {
-			delete(present, e)
-		} else {
-			present[e] = true
-		}
-	}
-	if err := r.Err(); err != nil {
+	_, set, err := replay.Run(f.Reader(0, hi), replay.Config{Name: path})
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := dsu.New(f.Header().Vertices)
-	for e := range present {
-		d.Union(e.Src, e.Dst)
-	}
+	d := set.Components()
 	return d.Labels(), d.Sets()
 }
 

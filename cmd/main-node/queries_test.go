@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"sketchcc/dsu"
+	"sketchcc/internal/replay"
 	"sketchcc/stream"
 )
 
 // prefixDSU replays the first k updates of the stream at path with toggle
-// semantics and returns the union-find of that prefix's graph.
+// semantics (internal/replay) and returns the union-find of that prefix's
+// graph.
 func prefixDSU(t *testing.T, path string, k uint64) *dsu.DSU {
 	t.Helper()
 	f, err := stream.Open(path)
@@ -23,24 +25,11 @@ func prefixDSU(t *testing.T, path string, k uint64) *dsu.DSU {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	r := f.Reader(0, k)
-	edges := map[stream.Edge]bool{}
-	for r.Next() {
-		e := r.Update().Canonical()
-		if edges[e] {
-			delete(edges, e)
-		} else {
-			edges[e] = true
-		}
-	}
-	if err := r.Err(); err != nil {
+	_, set, err := replay.Run(f.Reader(0, k), replay.Config{Name: path})
+	if err != nil {
 		t.Fatal(err)
 	}
-	d := dsu.New(f.Header().Vertices)
-	for e := range edges {
-		d.Union(e.Src, e.Dst)
-	}
-	return d
+	return set.Components()
 }
 
 // TestQueriesDuringStream runs main-node with --query-at at the multiples
