@@ -42,21 +42,29 @@ var configs = []Config{
 	{Workers: 2, SketchFactor: 2, BatchFactor: 4},
 }
 
-// ingestAndQuery runs the engine over the whole stream at path.
-func ingestAndQuery(t *testing.T, path string, cfg Config) *Result {
+// openEngine opens the binary stream at path and an Engine for it with
+// cfg; both are closed when the test ends.
+func openEngine(t *testing.T, path string, cfg Config) (*Engine, stream.Source) {
 	t.Helper()
 	f, err := stream.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	cfg.Vertices = f.Header().Vertices
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
-	if _, err := e.Ingest(context.Background(), f.Reader(0, f.Header().Updates)); err != nil {
+	t.Cleanup(func() { e.Close() })
+	return e, f.Reader(0, f.Header().Updates)
+}
+
+// ingestAndQuery runs the engine over the whole stream at path.
+func ingestAndQuery(t *testing.T, path string, cfg Config) *Result {
+	t.Helper()
+	e, src := openEngine(t, path, cfg)
+	if _, err := e.Ingest(context.Background(), src); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.Query(context.Background())

@@ -18,18 +18,7 @@ import (
 // returns the answers.
 func queryAt(t *testing.T, path string, cfg Config, at []uint64) []*Result {
 	t.Helper()
-	f, err := stream.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg.Vertices = f.Header().Vertices
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	src := f.Reader(0, f.Header().Updates)
+	e, src := openEngine(t, path, cfg)
 	var out []*Result
 	var done uint64
 	for _, pos := range at {
@@ -192,18 +181,7 @@ func TestEdgeSet(t *testing.T) {
 // does; each answer must be that of its own point of the stream.
 func queryAsync(t *testing.T, path string, cfg Config, at []uint64) []*Result {
 	t.Helper()
-	f, err := stream.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cfg.Vertices = f.Header().Vertices
-	e, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	src := f.Reader(0, f.Header().Updates)
+	e, src := openEngine(t, path, cfg)
 	var (
 		out     []*Result
 		done    uint64
@@ -231,6 +209,7 @@ func queryAsync(t *testing.T, path string, cfg Config, at []uint64) []*Result {
 			check(e.Query(context.Background()))
 			break
 		}
+		var err error
 		if pending, err = e.StartQuery(context.Background()); err != nil {
 			t.Fatal(err)
 		}
