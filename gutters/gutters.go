@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"sketchcc/stream"
 )
@@ -124,6 +125,10 @@ type Gutters struct {
 	stats   Stats
 	closed  bool
 	hold    <-chan struct{} // while open, emitting waits for it to close
+
+	staged     []stream.Update // updates not yet in the gutters (nil: no staging)
+	pairs      [][2]uint32     // staged (vertex, neighbour) pairs, grouped by vertex range
+	stageShift uint            // vertex >> stageShift is its range, < stageBuckets
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -148,6 +153,11 @@ func New(cfg Config) (*Gutters, error) {
 	for v := range g.slotOf {
 		g.slotOf[v] = int32(v)
 	}
+	if cfg.Vertices >= stageMinVertices {
+		g.staged = make([]stream.Update, 0, stageUpdates)
+		g.pairs = make([][2]uint32, 2*stageUpdates)
+		g.stageShift = uint(max(0, bits.Len32(cfg.Vertices-1)-8))
+	}
 	for i := range cfg.QueueBatches {
 		g.free <- int32(n + i)
 	}
@@ -169,13 +179,71 @@ func (g *Gutters) Insert(e stream.Edge) {
 	g.stats.Updates++
 }
 
-// InsertBatch inserts every update of us, as Insert does.
+// InsertBatch inserts every update of us, as Insert does. With many
+// vertices (see stageMinVertices) it first collects updates in a staging
+// buffer and inserts them in runs grouped by vertex range, so that the
+// appends of one run share cache lines; the staged updates reach the
+// gutters before any Flush, FlushLocal, Drain or Buffered.
 func (g *Gutters) InsertBatch(us []stream.Update) {
-	for i := range us {
-		g.add(us[i].Src, us[i].Dst)
-		g.add(us[i].Dst, us[i].Src)
-	}
 	g.stats.Updates += uint64(len(us))
+	if g.staged == nil {
+		for i := range us {
+			g.add(us[i].Src, us[i].Dst)
+			g.add(us[i].Dst, us[i].Src)
+		}
+		return
+	}
+	for len(us) > 0 {
+		k := copy(g.staged[len(g.staged):cap(g.staged)], us)
+		g.staged = g.staged[:len(g.staged)+k]
+		us = us[k:]
+		if len(g.staged) == cap(g.staged) {
+			g.insertStaged()
+		}
+	}
+}
+
+// stageMinVertices is the vertex count from which InsertBatch stages: below
+// it the gutters' tails fit in the caches and staging only adds copies.
+// stageUpdates is the staging buffer, in updates (12 MiB, plus 16 MiB of
+// sorted pairs): with 2^17 vertices a vertex gets about 16 appends per
+// staged run, so an append mostly hits a line the previous one brought in.
+// stageBuckets is the number of vertex ranges the pairs are grouped by.
+const (
+	stageMinVertices = 1 << 16
+	stageUpdates     = 1 << 20
+	stageBuckets     = 256
+)
+
+// insertStaged groups the staged updates' (vertex, neighbour) pairs by
+// vertex range with a counting sort and appends them range by range.
+func (g *Gutters) insertStaged() {
+	if len(g.staged) == 0 {
+		return
+	}
+	var pos [stageBuckets + 1]int
+	shift := g.stageShift
+	for i := range g.staged {
+		pos[g.staged[i].Src>>shift+1]++
+		pos[g.staged[i].Dst>>shift+1]++
+	}
+	for b := 1; b <= stageBuckets; b++ {
+		pos[b] += pos[b-1]
+	}
+	pairs := g.pairs[:2*len(g.staged)]
+	for i := range g.staged {
+		s, d := g.staged[i].Src, g.staged[i].Dst
+		p := &pos[s>>shift]
+		pairs[*p] = [2]uint32{s, d}
+		*p++
+		p = &pos[d>>shift]
+		pairs[*p] = [2]uint32{d, s}
+		*p++
+	}
+	g.staged = g.staged[:0]
+	for _, pr := range pairs {
+		g.add(pr[0], pr[1])
+	}
 }
 
 func (g *Gutters) add(v, u uint32) {
@@ -211,6 +279,7 @@ func (g *Gutters) emit(v uint32) {
 // so a consumer must be draining Batches. The caller learns that the
 // batches have been applied from its consumer, not from Flush.
 func (g *Gutters) Flush() {
+	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
 		if g.fill[v] > 0 {
@@ -229,6 +298,7 @@ func (g *Gutters) Flush() {
 // goroutine sketches the rest. Batches passed to apply are not counted in
 // Stats().Batches.
 func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
+	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
 		n := g.fill[v]
@@ -271,6 +341,7 @@ type Run struct {
 // buffered updates while the reader goes on filling the emptied gutters.
 // The drained ids are not counted in Stats().Batches.
 func (g *Gutters) Drain(ids []uint32, runs []Run) ([]uint32, []Run) {
+	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
 		n := g.fill[v]
@@ -296,6 +367,7 @@ func (g *Gutters) Hold(release <-chan struct{}) { g.hold = release }
 // Buffered returns the number of neighbour ids held in gutters (twice the
 // updates not yet emitted).
 func (g *Gutters) Buffered() uint64 {
+	g.insertStaged()
 	var n uint64
 	for _, v := range g.nonEmpt {
 		n += uint64(g.fill[v])

@@ -252,3 +252,35 @@ func TestBackgroundQueries(t *testing.T) {
 		t.Errorf("only %d of 8 queries on an insert-only stream came from the greedy DSU", greedy)
 	}
 }
+
+// TestStagedGuttersThroughEngine runs a random toggle stream on 70,000
+// vertices, above the gutters' staging threshold, with more updates than
+// one staging buffer, and queries mid-buffer and at the end, in sync and
+// background mode: the staged path must lose nothing.
+func TestStagedGuttersThroughEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates about 1 GB of sketches; runs in the full suite")
+	}
+	const n, updates = 70_000, 1_500_000
+	rng := rand.New(rand.NewPCG(5, 6))
+	path := filepath.Join(t.TempDir(), "staged.bin")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := stream.NewWriter(f, stream.Header{Vertices: n, Updates: updates})
+	for range updates {
+		a, b := rng.Uint32N(n), rng.Uint32N(n-1)
+		if b >= a {
+			b++
+		}
+		w.Write(stream.Update{Edge: stream.Edge{Src: a, Dst: b}})
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	at := []uint64{300_000, 1_200_000, updates}
+	queryAt(t, path, Config{BatchFactor: 0.02}, at)
+	queryAsync(t, path, Config{BatchFactor: 0.02}, at)
+}
