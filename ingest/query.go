@@ -35,9 +35,6 @@ func (q *PendingQuery) Wait() (*Result, error) {
 	return q.res, q.err
 }
 
-// Done is closed when the answer is ready.
-func (q *PendingQuery) Done() <-chan struct{} { return q.done }
-
 // StartQuery starts a connected-components query at the current point of
 // the stream and returns without waiting for its answer, so the caller can
 // go on ingesting: the buffered updates are copied out of the gutters
