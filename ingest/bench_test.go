@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
 	"testing"
 
 	"sketchcc/stream"
@@ -13,23 +12,7 @@ import (
 func memStream(tb testing.TB, vertices uint32, n int) []byte {
 	tb.Helper()
 	var buf bytes.Buffer
-	w, err := stream.NewWriter(&buf, stream.Header{Vertices: vertices, Updates: uint64(n)})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range n {
-		a, b := rng.Uint32N(vertices), rng.Uint32N(vertices-1)
-		if b >= a {
-			b++
-		}
-		if err := w.Write(stream.Update{Edge: stream.Edge{Src: a, Dst: b}}); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		tb.Fatal(err)
-	}
+	writeRandomUpdates(tb, &buf, vertices, n, 1, false)
 	return buf.Bytes()
 }
 

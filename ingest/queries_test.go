@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"sketchcc/internal/streamgen"
-	"sketchcc/stream"
 )
 
 // queryAt ingests the stream at path, queries after each count in at (and
@@ -119,24 +118,8 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 // on a small vertex set with random type bytes, queried every 50 updates.
 func TestGreedyIllFormedStream(t *testing.T) {
 	const n, updates = 60, 3000
-	rng := rand.New(rand.NewPCG(9, 9))
 	path := filepath.Join(t.TempDir(), "toggles.bin")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := stream.NewWriter(f, stream.Header{Vertices: n, Updates: updates})
-	for range updates {
-		a, b := rng.Uint32N(n), rng.Uint32N(n-1)
-		if b >= a {
-			b++
-		}
-		w.Write(stream.Update{Type: stream.UpdateType(rng.IntN(2)), Edge: stream.Edge{Src: a, Dst: b}})
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeRandomStream(t, path, n, updates, 9, true)
 	var at []uint64
 	for p := uint64(50); p <= updates; p += 50 {
 		at = append(at, p)
@@ -262,24 +245,8 @@ func TestStagedGuttersThroughEngine(t *testing.T) {
 		t.Skip("allocates about 1 GB of sketches; runs in the full suite")
 	}
 	const n, updates = 70_000, 1_500_000
-	rng := rand.New(rand.NewPCG(5, 6))
 	path := filepath.Join(t.TempDir(), "staged.bin")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, _ := stream.NewWriter(f, stream.Header{Vertices: n, Updates: updates})
-	for range updates {
-		a, b := rng.Uint32N(n), rng.Uint32N(n-1)
-		if b >= a {
-			b++
-		}
-		w.Write(stream.Update{Edge: stream.Edge{Src: a, Dst: b}})
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeRandomStream(t, path, n, updates, 5, false)
 	at := []uint64{300_000, 1_200_000, updates}
 	queryAt(t, path, Config{BatchFactor: 0.02}, at)
 	queryAsync(t, path, Config{BatchFactor: 0.02}, at)
