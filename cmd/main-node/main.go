@@ -19,6 +19,8 @@ import (
 
 	"sketchcc/ingest"
 	"sketchcc/stream"
+
+	"sketchcc/internal/cli"
 )
 
 func main() {
@@ -32,20 +34,8 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// usageError marks a bad command line: exit status 2.
-type usageError struct{ error }
-
 func exitCode(err error, stderr io.Writer) int {
-	switch {
-	case err == nil || errors.Is(err, pflag.ErrHelp):
-		return 0
-	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "main-node: %v\nRun 'main-node --help' for usage.\n", err)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "main-node: error: %v\n", err)
-		return 1
-	}
+	return cli.ExitCode("main-node", err, stderr)
 }
 
 type config struct {
@@ -102,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return c, err
 		}
-		return c, usageError{err}
+		return c, cli.Usage(err)
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -143,7 +133,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return c, usageError{err}
+		return c, cli.Usage(err)
 	}
 	return c, nil
 }

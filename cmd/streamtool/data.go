@@ -15,6 +15,8 @@ import (
 
 	"sketchcc/internal/edgelist"
 	"sketchcc/internal/streamgen"
+
+	"sketchcc/internal/cli"
 )
 
 // readGraph parses the file at path in format f.
@@ -272,7 +274,7 @@ Prints a JSON summary with the final graph's exact components.
 				}
 			}
 			if err := errors.Join(errs...); err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			fin, err := os.Open(in)
 			if err != nil {

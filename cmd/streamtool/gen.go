@@ -9,6 +9,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"sketchcc/internal/streamgen"
+
+	"sketchcc/internal/cli"
 )
 
 // genFlags are the flags both generators share.
@@ -117,7 +119,7 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 				errs = append(errs, usagef("--scale=%d, want [2, %d]", scale, streamgen.MaxKronScale))
 			}
 			if err := errors.Join(errs...); err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			cfg := streamgen.KronConfig{Scale: scale, Density: density, Config: g.config(e)}
 			if g.isolated < 0 {
@@ -161,7 +163,7 @@ summary with the exact number of components.
 				errs = append(errs, usagef("--density=%v, want [0, 1]", density))
 			}
 			if err := errors.Join(errs...); err != nil {
-				return usageError{err}
+				return cli.Usage(err)
 			}
 			cfg := streamgen.ErdosConfig{Vertices: vertices, Density: density, Config: g.config(e)}
 			if g.isolated < 0 {

@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+
+	"sketchcc/internal/cli"
 )
 
 func main() {
@@ -23,24 +25,13 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// usageError marks a bad command line: exit status 2.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+func usagef(format string, args ...any) error { return cli.Usage(fmt.Errorf(format, args...)) }
 
 func exitCode(err error, stderr io.Writer) int {
-	switch {
-	case err == nil || errors.Is(err, pflag.ErrHelp):
-		return 0
-	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "streamtool: %v\nRun 'streamtool --help' for usage.\n", err)
-		return 2
-	case errors.Is(err, errReported):
-		return 1
-	default:
-		fmt.Fprintf(stderr, "streamtool: error: %v\n", err)
+	if errors.Is(err, errReported) {
 		return 1
 	}
+	return cli.ExitCode("streamtool", err, stderr)
 }
 
 // errReported is returned by a command that has already printed its
@@ -130,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
 		}
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -35,6 +35,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"sketchcc/distributor"
+
+	"sketchcc/internal/cli"
 )
 
 func main() {
@@ -44,19 +46,8 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-type usageError struct{ error }
-
 func exitCode(err error, stderr io.Writer) int {
-	switch {
-	case err == nil || errors.Is(err, pflag.ErrHelp):
-		return 0
-	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "worker: %v\nRun 'worker --help' for usage.\n", err)
-		return 2
-	default:
-		fmt.Fprintf(stderr, "worker: error: %v\n", err)
-		return 1
-	}
+	return cli.ExitCode("worker", err, stderr)
 }
 
 type config struct {
@@ -88,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			return c, err
 		}
-		return c, usageError{err}
+		return c, cli.Usage(err)
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -116,7 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return c, usageError{err}
+		return c, cli.Usage(err)
 	}
 	return c, nil
 }

@@ -1,0 +1,36 @@
+// Package cli holds what the sketchcc commands share about ending a run:
+// which errors are usage errors and which exit status each error gets.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+)
+
+// UsageError marks a bad command line: exit status 2.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usage wraps err as a UsageError.
+func Usage(err error) error { return UsageError{err} }
+
+// ExitCode reports err on stderr, prefixed with the command's name, and
+// returns the exit status: 0 for nil or --help, 2 for a UsageError (with a
+// pointer to --help), 1 for anything else.
+func ExitCode(name string, err error, stderr io.Writer) int {
+	switch {
+	case err == nil || errors.Is(err, pflag.ErrHelp):
+		return 0
+	case errors.As(err, new(UsageError)):
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
+		return 1
+	}
+}
