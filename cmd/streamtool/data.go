@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -98,19 +99,11 @@ no output.
 			}
 			r := convertResult{Input: in, Format: f.String(), Output: out, Vertices: g.Vertices,
 				Edges: len(g.Edges), Components: g.Components(), Stats: g.Stats}
-			if !noMap {
-				r.Map = out + ".map"
-				mw, err := o.create(r.Map)
-				if err != nil {
-					return err
-				}
-				if err := g.WriteMap(mw); err != nil {
-					return err
-				}
-			}
-			if err := o.commit(); err != nil {
+			mp, err := o.commitWithMap(out, noMap, g.WriteMap)
+			if err != nil {
 				return err
 			}
+			r.Map = mp
 			return e.printJSON(r)
 		}
 	},
@@ -194,19 +187,11 @@ its edges and its exact number of components over the union vertex set.
 			}
 			final := snaps[len(snaps)-1]
 			r.Updates, r.Edges, r.Components = final.AfterUpdates, final.Edges, final.Components
-			if !noMap {
-				r.Map = out + ".map"
-				mw, err := o.create(r.Map)
-				if err != nil {
-					return err
-				}
-				if err := edgelist.WriteMap(mw, original); err != nil {
-					return err
-				}
-			}
-			if err := o.commit(); err != nil {
+			mp, err := o.commitWithMap(out, noMap, func(w io.Writer) error { return edgelist.WriteMap(w, original) })
+			if err != nil {
 				return err
 			}
+			r.Map = mp
 			return e.printJSON(r)
 		}
 	},
@@ -306,19 +291,11 @@ Prints a JSON summary with the final graph's exact components.
 			if math.IsInf(window, 1) {
 				r.Window = math.MaxFloat64 // JSON has no infinity
 			}
-			if !noMap {
-				r.Map = out + ".map"
-				mw, err := o.create(r.Map)
-				if err != nil {
-					return err
-				}
-				if err := edgelist.WriteMap(mw, ev.Original); err != nil {
-					return err
-				}
-			}
-			if err := o.commit(); err != nil {
+			mp, err := o.commitWithMap(out, noMap, func(w io.Writer) error { return edgelist.WriteMap(w, ev.Original) })
+			if err != nil {
 				return err
 			}
+			r.Map = mp
 			return e.printJSON(r)
 		}
 	},

@@ -182,6 +182,23 @@ func (o *outputs) commit() error {
 	return nil
 }
 
+// commitWithMap writes the id mapping to out+".map" with write, unless
+// noMap, then commits every output. It returns the map's path, or "".
+func (o *outputs) commitWithMap(out string, noMap bool, write func(io.Writer) error) (string, error) {
+	var mp string
+	if !noMap {
+		mp = out + ".map"
+		mw, err := o.create(mp)
+		if err != nil {
+			return "", err
+		}
+		if err := write(mw); err != nil {
+			return "", fmt.Errorf("cannot write %s: %w", mp, err)
+		}
+	}
+	return mp, o.commit()
+}
+
 // abort closes and removes every file not yet committed. It is safe to
 // call after commit.
 func (o *outputs) abort() {
