@@ -151,15 +151,3 @@ func checkUpdate(u Update, vertices uint32) string {
 	}
 	return ""
 }
-
-func equalUpdates(a, b []Update) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
