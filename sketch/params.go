@@ -39,6 +39,32 @@ type Params struct {
 
 	// seeds[0] seeds the checksum hash; seeds[1+c] column c's hash.
 	seeds *[MaxColumns + 1]uint64
+	// lanes describes the columns to the AVX-512 kernel in groups of 8:
+	// ceil(Columns/8) records of laneRecord words (see laneLayout).
+	lanes *[]uint64
+}
+
+// laneRecord is the number of words per group of 8 columns in
+// Params.lanes: 8 column seeds, 8 bucket byte offsets and 8 row masks.
+const laneRecord = 24
+
+// laneLayout builds Params.lanes: for group k and lane j (column
+// c = 8k + j), word 24k+j is seed_c, word 24k+8+j is 16·(1 + c·R + 63),
+// the byte offset of bucket (c, 63 − lzcnt) for lzcnt = 0, and word
+// 24k+16+j is the row mask 2^R − 1: depth = ctz(h) < R exactly when h has
+// one of those bits set. Padding lanes past the last column have mask 0,
+// so the kernel discards them.
+func (p *Params) laneLayout() []uint64 {
+	groups := (p.Columns + 7) / 8
+	lay := make([]uint64, groups*laneRecord)
+	rowMask := uint64(1)<<p.Rows - 1 // Rows <= 64; 1<<64 is 0 in Go
+	for c := range p.Columns {
+		k, j := c/8, c%8
+		lay[k*laneRecord+j] = p.seeds[1+c]
+		lay[k*laneRecord+8+j] = uint64(BucketBytes * (1 + c*p.Rows + 63))
+		lay[k*laneRecord+16+j] = rowMask
+	}
+	return lay
 }
 
 // NewParams computes the geometry of DESIGN.md §2 for vertices and sketch
@@ -68,6 +94,8 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 		s += 0x9e3779b97f4a7c15
 		p.seeds[i] = mix64(s)
 	}
+	lay := p.laneLayout()
+	p.lanes = &lay
 	return p, nil
 }
 

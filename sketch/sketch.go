@@ -68,8 +68,14 @@ func (p *Params) updateIndex(s []Bucket, idx uint64) {
 // ApplyBatch XORs into s, vertex v's sketch of BucketsPerVertex buckets,
 // the edge {v, u} for every u in neighbors. It allocates nothing. Each u
 // must be a vertex other than v; the caller checks (the stream readers do).
+// On amd64 CPUs with AVX-512 (F, DQ, CD, VL) it runs an assembly kernel
+// that hashes 8 columns per instruction and writes the same buckets as the
+// portable loop, bit for bit (apply_amd64.s; -tags purego turns it off).
 func (p *Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	s = s[:p.BucketsPerVertex()]
+	if p.applyBatchFast(s, v, neighbors) {
+		return
+	}
 	for _, u := range neighbors {
 		p.updateIndex(s, EdgeIndex(v, u))
 	}
