@@ -24,6 +24,7 @@ import (
 	"math"
 	"math/bits"
 
+	"sketchcc/internal/hugepage"
 	"sketchcc/stream"
 )
 
@@ -150,6 +151,7 @@ func New(cfg Config) (*Gutters, error) {
 		// only on free, never on queue.
 		queue: make(chan Batch, cfg.QueueBatches),
 	}
+	hugepage.Advise(g.slab)
 	for v := range g.slotOf {
 		g.slotOf[v] = int32(v)
 	}

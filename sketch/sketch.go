@@ -3,6 +3,8 @@ package sketch
 import (
 	"fmt"
 	"unsafe"
+
+	"sketchcc/internal/hugepage"
 )
 
 // BucketBytes is the size of one bucket.
@@ -153,7 +155,9 @@ type Table struct {
 // NewTable returns a Table of zero sketches for p.
 func NewTable(p Params) *Table {
 	per := p.BucketsPerVertex()
-	return &Table{p: p, per: per, buckets: make([]Bucket, int(p.Vertices)*per)}
+	t := &Table{p: p, per: per, buckets: make([]Bucket, int(p.Vertices)*per)}
+	hugepage.Advise(t.buckets)
+	return t
 }
 
 // Params returns the table's parameters.

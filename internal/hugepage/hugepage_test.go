@@ -1,0 +1,25 @@
+package hugepage
+
+import (
+	"runtime"
+	"testing"
+)
+
+func TestAdvise(t *testing.T) {
+	if Advise([]uint32(nil)) || Advise(make([]byte, MinBytes-1)) {
+		t.Error("Advise accepted a slab below MinBytes")
+	}
+	s := make([]uint64, 4*MinBytes/8)
+	ok := Advise(s)
+	if runtime.GOOS == "linux" && !ok {
+		t.Error("madvise(MADV_HUGEPAGE) failed on Linux for a fresh 32 MiB slab")
+	}
+	for i := range s { // the advice must not change the memory's contents
+		s[i] = uint64(i) * 0x9e3779b97f4a7c15
+	}
+	for i := range s {
+		if s[i] != uint64(i)*0x9e3779b97f4a7c15 {
+			t.Fatalf("word %d changed", i)
+		}
+	}
+}
