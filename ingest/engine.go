@@ -55,7 +55,9 @@ type Config struct {
 	// work distributor).
 	Workers int
 	// QueueBatches is the number of full batches buffered or in flight
-	// before the reader blocks. Zero means 4 · Workers.
+	// before the reader blocks. Zero means 32 · max(Workers, 2): a deep queue
+	// keeps both the reader and the delta workers from parking (measured in
+	// results/perf-notes.md).
 	QueueBatches int
 	// NoGreedy turns off the greedy shortcut (DESIGN.md §5): every query
 	// then flushes and runs Boruvka.
@@ -78,7 +80,7 @@ func (c *Config) ensureDefaults() {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.QueueBatches == 0 {
-		c.QueueBatches = 4 * max(c.Workers, 2)
+		c.QueueBatches = 32 * max(c.Workers, 2)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
