@@ -9,10 +9,11 @@ import (
 // larger than the caches, in random vertex order: the shape of a query's
 // flush, where every batch first has to bring its sketch into cache.
 func BenchmarkApplySmallBatches(b *testing.B) {
-	for _, size := range []int{32, 214, 1000} {
+	const n = 1 << 15
+	p := mustParams(b, n, 1, 1)
+	full := p.BytesPerVertex() / 4 // a full batch at batch factor 1
+	for _, size := range []int{32, 214, 1000, full} {
 		b.Run("batch="+itoa(size), func(b *testing.B) {
-			const n = 1 << 15
-			p := mustParams(b, n, 1, 1)
 			tab := NewTable(p)
 			for v := range uint32(n) { // fault every page in
 				tab.Sketch(v)[0].Alpha = 1
