@@ -6,7 +6,10 @@
 #
 # Usage: results/bench-ingest.sh [SCALE ...]     (default: 13 15)
 # Env:   DATA=dir for generated streams (default /tmp/sketchcc-data)
-#        RUNS=runs per stream (default 3)
+#        RUNS=runs per stream and batch factor (default 3)
+#        BATCH_FACTORS=space-separated --batch-factor values (default "1 0.5":
+#          the DESIGN default and the tuned setting; see results/perf-notes.md)
+#        OUT=output file (default results/ingest-<date>.md)
 # Streams are generated with `streamtool gen kron --scale N --seed 1` when
 # missing (scale >= 16 without the final edge list). Needs go and python3.
 set -euo pipefail
@@ -15,6 +18,7 @@ scales=("${@:-13}")
 [ $# -eq 0 ] && scales=(13 15)
 data=${DATA:-/tmp/sketchcc-data}
 runs=${RUNS:-3}
+read -r -a factors <<<"${BATCH_FACTORS:-1 0.5}"
 mkdir -p "$data"
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
@@ -24,13 +28,13 @@ go build -o "$bin/" ./cmd/main-node ./cmd/streamtool
 # "median") the median of several in each column.
 cat >"$bin/row.py" <<'PY'
 import json, statistics, sys
-stream, label, *paths = sys.argv[1:]
+stream, factor, label, *paths = sys.argv[1:]
 js = [json.load(open(p)) for p in paths]
 j = {k: statistics.median(r[k] for r in js) for k in (
     "updates", "components", "updates_per_second", "insert_updates_per_second", "flush_seconds",
     "cc_seconds", "query_seconds", "sketch_bytes", "sketch_bytes_per_vertex", "peak_rss_bytes")}
 b = "**" if label == "median" else ""
-print(f"| {stream} | {j['updates']:,.0f} | {j['components']:.0f} | {label} | "
+print(f"| {stream} | {factor} | {j['updates']:,.0f} | {j['components']:.0f} | {label} | "
       f"{b}{j['updates_per_second']/1e6:.2f} M{b} | {b}{j['insert_updates_per_second']/1e6:.2f} M{b} | "
       f"{j['flush_seconds']:.3f} | {j['cc_seconds']:.3f} | {j['query_seconds']:.3f} | "
       f"{j['sketch_bytes']:,.0f} | {j['sketch_bytes_per_vertex']:,.0f} | "
@@ -38,7 +42,7 @@ print(f"| {stream} | {j['updates']:,.0f} | {j['components']:.0f} | {label} | "
 PY
 
 date=$(date -u +%Y-%m-%d)
-out=results/ingest-$date.md
+out=${OUT:-results/ingest-$date.md}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# Ingestion: main-node on Kronecker streams, $date"
@@ -47,12 +51,12 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "- $(go version)"
 	echo "- load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "- commit: $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain -- '*.go' '*.s' go.mod go.sum)" ] || echo ' (dirty)')"
-	echo "- command: \`main-node --stream kronN.bin --json\` (defaults: all cores, sketch factor 1, batch factor 1); runs per stream: $runs"
+	echo "- command: \`main-node --stream kronN.bin --json --batch-factor F\` (otherwise defaults: all cores, sketch factor 1); runs per stream and factor: $runs"
 	echo "- end to end = from opening the stream to sketches that answer a query (insertion + final flush)"
-	echo "- median rows: the median of the runs in each column; script: \`results/bench-ingest.sh ${scales[*]}\`"
+	echo "- median rows: the median of the runs in each column; script: \`BATCH_FACTORS=\"${factors[*]}\" results/bench-ingest.sh ${scales[*]}\`"
 	echo
-	echo "| stream | updates | components | run | end-to-end updates/s | insertion updates/s | final flush s | Boruvka s | query s | sketch bytes | bytes/vertex | peak RSS | RSS / sketch |"
-	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| stream | batch factor | updates | components | run | end-to-end updates/s | insertion updates/s | final flush s | Boruvka s | query s | sketch bytes | bytes/vertex | peak RSS | RSS / sketch |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$out.tmp"
 for s in "${scales[@]}"; do
 	f=$data/kron$s.bin
@@ -61,15 +65,17 @@ for s in "${scales[@]}"; do
 		big=(); [ "$s" -ge 16 ] && big=(--no-cum --pass-updates 1073741824) # no 50 GB edge list at scale 17
 		"$bin/streamtool" gen kron --scale "$s" --seed 1 "${big[@]}" -o "$f" >"$f.gen.json"
 	fi
-	for r in $(seq 1 "$runs"); do
-		"$bin/main-node" --stream "$f" --json --progress never >"$bin/kron$s.$r.json"
-		python3 "$bin/row.py" "kron$s" "$r" "$bin/kron$s.$r.json" >>"$out.tmp"
-		tail -1 "$out.tmp" >&2
+	for bf in "${factors[@]}"; do
+		for r in $(seq 1 "$runs"); do
+			"$bin/main-node" --stream "$f" --json --progress never --batch-factor "$bf" >"$bin/kron$s-bf$bf-run$r.json"
+			python3 "$bin/row.py" "kron$s" "$bf" "$r" "$bin/kron$s-bf$bf-run$r.json" >>"$out.tmp"
+			tail -1 "$out.tmp" >&2
+		done
+		if [ "$runs" -gt 1 ]; then
+			python3 "$bin/row.py" "kron$s" "$bf" "median" "$bin/kron$s-bf$bf-run"*.json >>"$out.tmp"
+			tail -1 "$out.tmp" >&2
+		fi
 	done
-	if [ "$runs" -gt 1 ]; then
-		python3 "$bin/row.py" "kron$s" "median" "$bin/kron$s".*.json >>"$out.tmp"
-		tail -1 "$out.tmp" >&2
-	fi
 done
 mv "$out.tmp" "$out"
 echo "wrote $out" >&2
