@@ -117,8 +117,7 @@ type Stats struct {
 type Gutters struct {
 	cfg     Config
 	slab    []uint32 // (Vertices + QueueBatches) buffers of BatchUpdates ids
-	slotOf  []int32  // by vertex: index of its buffer in slab
-	fill    []uint32 // by vertex: ids in its buffer
+	tails   []tail   // by vertex: its buffer and how full it is
 	listed  []bool   // by vertex: is it in nonEmpty
 	nonEmpt []uint32 // vertices whose gutter may be non-empty
 	free    chan int32
@@ -142,8 +141,7 @@ func New(cfg Config) (*Gutters, error) {
 	g := &Gutters{
 		cfg:    cfg,
 		slab:   make([]uint32, (n+cfg.QueueBatches)*cfg.BatchUpdates),
-		slotOf: make([]int32, n),
-		fill:   make([]uint32, n),
+		tails:  make([]tail, n),
 		listed: make([]bool, n),
 		// free holds every spare, so Release never blocks.
 		free: make(chan int32, cfg.QueueBatches),
@@ -152,8 +150,8 @@ func New(cfg Config) (*Gutters, error) {
 		queue: make(chan Batch, cfg.QueueBatches),
 	}
 	hugepage.Advise(g.slab)
-	for v := range g.slotOf {
-		g.slotOf[v] = int32(v)
+	for v := range g.tails {
+		g.tails[v].slot = int32(v)
 	}
 	if cfg.Vertices >= stageMinVertices {
 		g.staged = make([]stream.Update, 0, stageUpdates)
@@ -189,9 +187,15 @@ func (g *Gutters) Insert(e stream.Edge) {
 func (g *Gutters) InsertBatch(us []stream.Update) {
 	g.stats.Updates += uint64(len(us))
 	if g.staged == nil {
+		slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
 		for i := range us {
-			g.add(us[i].Src, us[i].Dst)
-			g.add(us[i].Dst, us[i].Src)
+			s, d := us[i].Src, us[i].Dst
+			if appendID(slab, tails, per, s, d) {
+				g.edgeOfGutter(s)
+			}
+			if appendID(slab, tails, per, d, s) {
+				g.edgeOfGutter(d)
+			}
 		}
 		return
 	}
@@ -243,20 +247,51 @@ func (g *Gutters) insertStaged() {
 		*p++
 	}
 	g.staged = g.staged[:0]
+	slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
 	for _, pr := range pairs {
-		g.add(pr[0], pr[1])
+		if appendID(slab, tails, per, pr[0], pr[1]) {
+			g.edgeOfGutter(pr[0])
+		}
 	}
 }
 
+// tail is a vertex's gutter: the slab buffer it appends to and the ids it
+// holds. Keeping both in one 8-byte record makes an append touch one line
+// of gutter state besides the slab.
+type tail struct {
+	slot int32
+	fill uint32
+}
+
+// add appends u to v's gutter.
 func (g *Gutters) add(v, u uint32) {
-	n := g.fill[v]
-	g.slab[int(g.slotOf[v])*g.cfg.BatchUpdates+int(n)] = u
-	n++
+	if appendID(g.slab, g.tails, g.cfg.BatchUpdates, v, u) {
+		g.edgeOfGutter(v)
+	}
+}
+
+// appendID appends u to v's gutter in slab and reports whether that was
+// the gutter's first or last id (per is BatchUpdates), when the caller
+// must call edgeOfGutter. It is small enough to inline into the insert
+// loops.
+func appendID(slab []uint32, tails []tail, per int, v, u uint32) bool {
+	t := &tails[v]
+	n := t.fill
+	slab[int(t.slot)*per+int(n)] = u
+	t.fill = n + 1
+	return n == 0 || int(n)+1 == per
+}
+
+// edgeOfGutter lists v's gutter as non-empty after its first append and
+// emits it when full.
+//
+//go:noinline
+func (g *Gutters) edgeOfGutter(v uint32) {
+	n := g.tails[v].fill
 	if n == 1 && !g.listed[v] {
 		g.listed[v] = true
 		g.nonEmpt = append(g.nonEmpt, v)
 	}
-	g.fill[v] = n
 	if int(n) == g.cfg.BatchUpdates {
 		g.emit(v)
 	}
@@ -268,11 +303,11 @@ func (g *Gutters) emit(v uint32) {
 		<-g.hold // a query is reading the sketches: no batch may reach them
 		g.hold = nil
 	}
-	s := g.slotOf[v]
+	s := g.tails[v].slot
 	lo := int(s) * g.cfg.BatchUpdates
-	b := Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(g.fill[v]) : lo+g.cfg.BatchUpdates], slot: s}
-	g.slotOf[v] = <-g.free
-	g.fill[v] = 0
+	b := Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(g.tails[v].fill) : lo+g.cfg.BatchUpdates], slot: s}
+	g.tails[v].slot = <-g.free
+	g.tails[v].fill = 0
 	g.stats.Batches++
 	g.queue <- b
 }
@@ -284,7 +319,7 @@ func (g *Gutters) Flush() {
 	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
-		if g.fill[v] > 0 {
+		if g.tails[v].fill > 0 {
 			g.emit(v)
 			g.stats.FlushedBatches++
 		}
@@ -303,7 +338,7 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
-		n := g.fill[v]
+		n := g.tails[v].fill
 		if n == 0 {
 			continue
 		}
@@ -313,17 +348,17 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 		}
 		select {
 		case spare := <-g.free:
-			s := g.slotOf[v]
+			s := g.tails[v].slot
 			lo := int(s) * g.cfg.BatchUpdates
-			g.slotOf[v] = spare
-			g.fill[v] = 0
+			g.tails[v].slot = spare
+			g.tails[v].fill = 0
 			g.stats.Batches++
 			g.stats.FlushedBatches++
 			g.queue <- Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(n) : lo+g.cfg.BatchUpdates], slot: s}
 		default:
-			lo := int(g.slotOf[v]) * g.cfg.BatchUpdates
+			lo := int(g.tails[v].slot) * g.cfg.BatchUpdates
 			apply(v, g.slab[lo:lo+int(n):lo+int(n)])
-			g.fill[v] = 0
+			g.tails[v].fill = 0
 			g.stats.LocalBatches++
 		}
 	}
@@ -346,14 +381,14 @@ func (g *Gutters) Drain(ids []uint32, runs []Run) ([]uint32, []Run) {
 	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
-		n := g.fill[v]
+		n := g.tails[v].fill
 		if n == 0 {
 			continue
 		}
-		lo := int(g.slotOf[v]) * g.cfg.BatchUpdates
+		lo := int(g.tails[v].slot) * g.cfg.BatchUpdates
 		runs = append(runs, Run{Vertex: v, Off: uint32(len(ids)), Len: n})
 		ids = append(ids, g.slab[lo:lo+int(n)]...)
-		g.fill[v] = 0
+		g.tails[v].fill = 0
 		g.stats.DrainedRuns++
 	}
 	g.nonEmpt = g.nonEmpt[:0]
@@ -372,7 +407,7 @@ func (g *Gutters) Buffered() uint64 {
 	g.insertStaged()
 	var n uint64
 	for _, v := range g.nonEmpt {
-		n += uint64(g.fill[v])
+		n += uint64(g.tails[v].fill)
 	}
 	return n
 }
