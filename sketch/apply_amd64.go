@@ -16,7 +16,7 @@ var haveAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ &&
 // Params.lanes). Implemented in apply_amd64.s.
 //
 //go:noescape
-func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay *uint64, groups int)
+func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay *uint64, groups int, prefetch int)
 
 // applyBatchFast runs the AVX-512 kernel when the CPU has it and reports
 // whether it did.
@@ -25,6 +25,15 @@ func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
 		return false
 	}
 	lay := *p.lanes
-	applyBatchAVX512(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], &lay[0], len(lay)/laneRecord)
+	pf := 0
+	if len(neighbors) >= prefetchMinBatch {
+		pf = len(s) * BucketBytes
+	}
+	applyBatchAVX512(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], &lay[0], len(lay)/laneRecord, pf)
 	return true
 }
+
+// prefetchMinBatch is the batch size from which the kernel prefetches the
+// whole sketch first: a batch this large touches most of the rows that
+// hold more than a few buckets' worth of lines.
+const prefetchMinBatch = 512

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay *uint64, groups int)
+// func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay *uint64, groups int, prefetch int)
 //
 // For each of the n neighbour ids u at nb, with idx = min(v,u)<<32 | max(v,u)
 // and g = mix64(idx + seed0), XOR (idx, g) into s[0] and into bucket
@@ -14,7 +14,7 @@
 //
 // Frame: 0(SP) holds the 8 bucket byte offsets of the current group
 // relative to s, 64(SP) is the scratch bucket.
-TEXT ·applyBatchAVX512(SB), NOSPLIT, $80-56
+TEXT ·applyBatchAVX512(SB), NOSPLIT, $80-64
 	MOVQ s+0(FP), DI
 	MOVQ nb+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -26,6 +26,18 @@ TEXT ·applyBatchAVX512(SB), NOSPLIT, $80-56
 	ADDQ R10, R13 // end of the layout
 	TESTQ CX, CX
 	JZ done
+
+	// Prefetch the first prefetch bytes of the sketch, a line at a time:
+	// a cold sketch then arrives with all its misses in flight at once.
+	MOVQ prefetch+56(FP), AX
+	XORQ BX, BX
+	JMP pfcheck
+pfloop:
+	PREFETCHT0 (DI)(BX*1)
+	ADDQ $64, BX
+pfcheck:
+	CMPQ BX, AX
+	JLO pfloop
 
 	MOVQ $0xbf58476d1ce4e5b9, AX
 	VPBROADCASTQ AX, Z31
