@@ -10,11 +10,18 @@
 // R. lay holds groups records of 24 words (see Params.laneLayout): 8 column
 // seeds, 8 byte offsets 16·(1 + c·R + 63), and 8 row masks 2^R − 1 (0 for
 // the padding lanes of the last group). A lane whose hash has none of its
-// mask's bits set (depth >= R) XORs into a scratch bucket instead.
+// mask's bits set (depth >= R) XORs into a scratch bucket of its own
+// instead. prefetch is the number of bytes of s to prefetch first.
 //
-// Frame: 0(SP) holds the 8 bucket byte offsets of the current group
-// relative to s, 64(SP) is the scratch bucket.
-TEXT ·applyBatchAVX512(SB), NOSPLIT, $80-64
+// With 1 to 4 groups (up to 32 columns: sketch factor 1 up to V = 2^23)
+// the layout is held in registers for the whole batch; a load of it from
+// memory could wait on a bucket store whose address matched its low 12
+// bits (4K aliasing), which made some placements of the sketch several
+// times slower. More groups take a loop over the layout in memory.
+
+// Frame: 0(SP) holds the 8 bucket byte offsets of the current group,
+// 64(SP) to 192(SP) are the eight lanes' scratch buckets.
+TEXT ·applyBatchAVX512(SB), NOSPLIT, $192-64
 	MOVQ s+0(FP), DI
 	MOVQ nb+8(FP), SI
 	MOVQ n+16(FP), CX
@@ -22,8 +29,6 @@ TEXT ·applyBatchAVX512(SB), NOSPLIT, $80-64
 	MOVQ seed0+32(FP), R9
 	MOVQ lay+40(FP), R10
 	MOVQ groups+48(FP), R13
-	IMULQ $192, R13
-	ADDQ R10, R13 // end of the layout
 	TESTQ CX, CX
 	JZ done
 
@@ -46,9 +51,26 @@ pfcheck:
 	VPXORQ Z29, Z29, Z29
 	LEAQ 64(SP), AX
 	SUBQ DI, AX
-	VPBROADCASTQ AX, Z27 // offset of the scratch bucket from s[0]
+	VPBROADCASTQ AX, Z27
+	VPADDQ scratchLanes<>(SB), Z27, Z27 // offsets of the scratch buckets from s[0]
 
-index:
+	CMPQ R13, $1
+	JEQ regs1
+	CMPQ R13, $2
+	JEQ regs2
+	CMPQ R13, $3
+	JEQ regs3
+	CMPQ R13, $4
+	JEQ regs4
+	IMULQ $192, R13
+	ADDQ R10, R13 // end of the layout
+	JMP memindex
+
+regs1:
+	VMOVDQU64 0(R10), Z6
+	VMOVDQU64 64(R10), Z10
+	VMOVDQU64 128(R10), Z14
+index1:
 	// idx = min(v,u)<<32 | max(v,u) in R11.
 	MOVL (SI), AX
 	MOVQ AX, R11
@@ -81,12 +103,625 @@ index:
 	VPINSRQ $1, R12, X3, X3
 	VPXOR (DI), X3, X4
 	VMOVDQU X4, (DI)
-
 	VPBROADCASTQ R11, Z0
-	MOVQ R10, AX
 
-group:
-	// Eight column hashes h = mix64(idx + seed_c).
+	// Columns 0 to 7.
+	VPADDQ Z6, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z14, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z10, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+
+	ADDQ $4, SI
+	DECQ CX
+	JNZ index1
+	JMP done
+
+regs2:
+	VMOVDQU64 0(R10), Z6
+	VMOVDQU64 64(R10), Z10
+	VMOVDQU64 128(R10), Z14
+	VMOVDQU64 192(R10), Z7
+	VMOVDQU64 256(R10), Z11
+	VMOVDQU64 320(R10), Z15
+index2:
+	// idx = min(v,u)<<32 | max(v,u) in R11.
+	MOVL (SI), AX
+	MOVQ AX, R11
+	MOVQ R8, R12
+	CMPQ AX, R8
+	CMOVQHI R8, R11
+	CMOVQHI AX, R12
+	SHLQ $32, R11
+	ORQ R12, R11
+
+	// Checksum g = mix64(idx + seed0) in R12.
+	MOVQ R11, R12
+	ADDQ R9, R12
+	MOVQ R12, BX
+	SHRQ $30, BX
+	XORQ BX, R12
+	MOVQ $0xbf58476d1ce4e5b9, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $27, BX
+	XORQ BX, R12
+	MOVQ $0x94d049bb133111eb, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $31, BX
+	XORQ BX, R12
+
+	// X3 = (idx, g); the deterministic bucket takes every index.
+	VMOVQ R11, X3
+	VPINSRQ $1, R12, X3, X3
+	VPXOR (DI), X3, X4
+	VMOVDQU X4, (DI)
+	VPBROADCASTQ R11, Z0
+
+	// Columns 0 to 7.
+	VPADDQ Z6, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z14, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z10, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	// Columns 8 to 15.
+	VPADDQ Z7, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z15, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z11, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+
+	ADDQ $4, SI
+	DECQ CX
+	JNZ index2
+	JMP done
+
+regs3:
+	VMOVDQU64 0(R10), Z6
+	VMOVDQU64 64(R10), Z10
+	VMOVDQU64 128(R10), Z14
+	VMOVDQU64 192(R10), Z7
+	VMOVDQU64 256(R10), Z11
+	VMOVDQU64 320(R10), Z15
+	VMOVDQU64 384(R10), Z8
+	VMOVDQU64 448(R10), Z12
+	VMOVDQU64 512(R10), Z16
+index3:
+	// idx = min(v,u)<<32 | max(v,u) in R11.
+	MOVL (SI), AX
+	MOVQ AX, R11
+	MOVQ R8, R12
+	CMPQ AX, R8
+	CMOVQHI R8, R11
+	CMOVQHI AX, R12
+	SHLQ $32, R11
+	ORQ R12, R11
+
+	// Checksum g = mix64(idx + seed0) in R12.
+	MOVQ R11, R12
+	ADDQ R9, R12
+	MOVQ R12, BX
+	SHRQ $30, BX
+	XORQ BX, R12
+	MOVQ $0xbf58476d1ce4e5b9, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $27, BX
+	XORQ BX, R12
+	MOVQ $0x94d049bb133111eb, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $31, BX
+	XORQ BX, R12
+
+	// X3 = (idx, g); the deterministic bucket takes every index.
+	VMOVQ R11, X3
+	VPINSRQ $1, R12, X3, X3
+	VPXOR (DI), X3, X4
+	VMOVDQU X4, (DI)
+	VPBROADCASTQ R11, Z0
+
+	// Columns 0 to 7.
+	VPADDQ Z6, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z14, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z10, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	// Columns 8 to 15.
+	VPADDQ Z7, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z15, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z11, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	// Columns 16 to 23.
+	VPADDQ Z8, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z16, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z12, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+
+	ADDQ $4, SI
+	DECQ CX
+	JNZ index3
+	JMP done
+
+regs4:
+	VMOVDQU64 0(R10), Z6
+	VMOVDQU64 64(R10), Z10
+	VMOVDQU64 128(R10), Z14
+	VMOVDQU64 192(R10), Z7
+	VMOVDQU64 256(R10), Z11
+	VMOVDQU64 320(R10), Z15
+	VMOVDQU64 384(R10), Z8
+	VMOVDQU64 448(R10), Z12
+	VMOVDQU64 512(R10), Z16
+	VMOVDQU64 576(R10), Z9
+	VMOVDQU64 640(R10), Z13
+	VMOVDQU64 704(R10), Z17
+index4:
+	// idx = min(v,u)<<32 | max(v,u) in R11.
+	MOVL (SI), AX
+	MOVQ AX, R11
+	MOVQ R8, R12
+	CMPQ AX, R8
+	CMOVQHI R8, R11
+	CMOVQHI AX, R12
+	SHLQ $32, R11
+	ORQ R12, R11
+
+	// Checksum g = mix64(idx + seed0) in R12.
+	MOVQ R11, R12
+	ADDQ R9, R12
+	MOVQ R12, BX
+	SHRQ $30, BX
+	XORQ BX, R12
+	MOVQ $0xbf58476d1ce4e5b9, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $27, BX
+	XORQ BX, R12
+	MOVQ $0x94d049bb133111eb, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $31, BX
+	XORQ BX, R12
+
+	// X3 = (idx, g); the deterministic bucket takes every index.
+	VMOVQ R11, X3
+	VPINSRQ $1, R12, X3, X3
+	VPXOR (DI), X3, X4
+	VMOVDQU X4, (DI)
+	VPBROADCASTQ R11, Z0
+
+	// Columns 0 to 7.
+	VPADDQ Z6, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z14, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z10, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	// Columns 8 to 15.
+	VPADDQ Z7, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z15, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z11, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	// Columns 16 to 23.
+	VPADDQ Z8, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z16, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z12, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	// Columns 24 to 31.
+	VPADDQ Z9, Z0, Z1
+	VPSRLQ $30, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z31, Z1, Z1
+	VPSRLQ $27, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPMULLQ Z30, Z1, Z1
+	VPSRLQ $31, Z1, Z2
+	VPXORQ Z2, Z1, Z1
+	VPTESTMQ Z17, Z1, K1
+	VPSUBQ Z1, Z29, Z2
+	VPANDQ Z2, Z1, Z1
+	VPLZCNTQ Z1, Z1
+	VPSLLQ $4, Z1, Z1
+	VMOVDQA64 Z27, Z2
+	VPSUBQ Z1, Z13, K1, Z2
+	VMOVDQU64 Z2, 0(SP)
+	MOVQ 0(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 8(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 16(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 24(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 32(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 40(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 48(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+	MOVQ 56(SP), BX
+	VPXOR (DI)(BX*1), X3, X4
+	VMOVDQU X4, (DI)(BX*1)
+
+	ADDQ $4, SI
+	DECQ CX
+	JNZ index4
+	JMP done
+
+// More than 4 groups: the layout is read from memory, group by group.
+memindex:
+	// idx = min(v,u)<<32 | max(v,u) in R11.
+	MOVL (SI), AX
+	MOVQ AX, R11
+	MOVQ R8, R12
+	CMPQ AX, R8
+	CMOVQHI R8, R11
+	CMOVQHI AX, R12
+	SHLQ $32, R11
+	ORQ R12, R11
+
+	// Checksum g = mix64(idx + seed0) in R12.
+	MOVQ R11, R12
+	ADDQ R9, R12
+	MOVQ R12, BX
+	SHRQ $30, BX
+	XORQ BX, R12
+	MOVQ $0xbf58476d1ce4e5b9, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $27, BX
+	XORQ BX, R12
+	MOVQ $0x94d049bb133111eb, BX
+	IMULQ BX, R12
+	MOVQ R12, BX
+	SHRQ $31, BX
+	XORQ BX, R12
+
+	// X3 = (idx, g); the deterministic bucket takes every index.
+	VMOVQ R11, X3
+	VPINSRQ $1, R12, X3, X3
+	VPXOR (DI), X3, X4
+	VMOVDQU X4, (DI)
+	VPBROADCASTQ R11, Z0
+
+	MOVQ R10, AX
+memgroup:
 	VPADDQ (AX), Z0, Z1
 	VPSRLQ $30, Z1, Z2
 	VPXORQ Z2, Z1, Z1
@@ -96,10 +731,6 @@ group:
 	VPMULLQ Z30, Z1, Z1
 	VPSRLQ $31, Z1, Z2
 	VPXORQ Z2, Z1, Z1
-
-	// depth = ctz(h) < R exactly when one of the low R bits of h is set
-	// (the lane's mask); then the bucket's byte offset is
-	// 16·(1 + c·R + 63 − lzcnt(h & −h)). Other lanes take the scratch offset.
 	VPTESTMQ 128(AX), Z1, K1
 	VPSUBQ Z1, Z29, Z2
 	VPANDQ Z2, Z1, Z1
@@ -109,7 +740,6 @@ group:
 	VMOVDQA64 Z27, Z2
 	VPSUBQ Z1, Z5, K1, Z2
 	VMOVDQU64 Z2, 0(SP)
-
 	MOVQ 0(SP), BX
 	VPXOR (DI)(BX*1), X3, X4
 	VMOVDQU X4, (DI)(BX*1)
@@ -137,12 +767,24 @@ group:
 
 	ADDQ $192, AX
 	CMPQ AX, R13
-	JLO group
+	JLO memgroup
 
 	ADDQ $4, SI
 	DECQ CX
-	JNZ index
+	JNZ memindex
 
 done:
 	VZEROUPPER
 	RET
+
+// scratchLanes holds the byte offset of each lane's scratch bucket from the
+// first one.
+DATA scratchLanes<>+0(SB)/8, $0
+DATA scratchLanes<>+8(SB)/8, $16
+DATA scratchLanes<>+16(SB)/8, $32
+DATA scratchLanes<>+24(SB)/8, $48
+DATA scratchLanes<>+32(SB)/8, $64
+DATA scratchLanes<>+40(SB)/8, $80
+DATA scratchLanes<>+48(SB)/8, $96
+DATA scratchLanes<>+56(SB)/8, $112
+GLOBL scratchLanes<>(SB), RODATA|NOPTR, $64
