@@ -13,6 +13,7 @@
 # missing. Needs go and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 scales=("${@:-13}")
 data=${DATA:-/tmp/sketchcc-data}
 ks=(${WORKERS:-1 2 4})
@@ -63,11 +64,7 @@ PY
 }
 
 for s in "${scales[@]}"; do
-	f=$data/kron$s.bin
-	if [ ! -f "$f" ]; then
-		echo "generating $f" >&2
-		"$bin/streamtool" gen kron --scale "$s" --seed 1 -o "$f" >"$f.gen.json"
-	fi
+	f=$(kron_stream "$bin/streamtool" "$data" "$s")
 	for _ in $(seq "$runs"); do
 		"$bin/main-node" --stream "$f" --json --progress never >"$bin/local.json"
 		row "kron$s" "local only" "$bin/local.json"

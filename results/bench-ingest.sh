@@ -14,6 +14,7 @@
 # missing (scale >= 16 without the final edge list). Needs go and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 scales=("${@:-13}")
 [ $# -eq 0 ] && scales=(13 15)
 data=${DATA:-/tmp/sketchcc-data}
@@ -59,12 +60,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } >"$out.tmp"
 for s in "${scales[@]}"; do
-	f=$data/kron$s.bin
-	if [ ! -f "$f" ]; then
-		echo "generating $f" >&2
-		big=(); [ "$s" -ge 16 ] && big=(--no-cum --pass-updates 1073741824) # no 50 GB edge list at scale 17
-		"$bin/streamtool" gen kron --scale "$s" --seed 1 "${big[@]}" -o "$f" >"$f.gen.json"
-	fi
+	f=$(kron_stream "$bin/streamtool" "$data" "$s")
 	for bf in "${factors[@]}"; do
 		for r in $(seq 1 "$runs"); do
 			"$bin/main-node" --stream "$f" --json --progress never --batch-factor "$bf" >"$bin/kron$s-bf$bf-run$r.json"

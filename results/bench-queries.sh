@@ -12,6 +12,7 @@
 # Needs go and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 scales=("$@")
 [ $# -eq 0 ] && scales=(13 15)
 data=${DATA:-/tmp/sketchcc-data}
@@ -37,12 +38,7 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
 } >"$out.tmp"
 for s in "${scales[@]}"; do
-	f=$data/kron$s.bin
-	if [ ! -f "$f" ]; then
-		echo "generating $f" >&2
-		big=(); [ "$s" -ge 16 ] && big=(--no-cum --pass-updates 1073741824) # no 50 GB edge list at scale 17
-		"$bin/streamtool" gen kron --scale "$s" --seed 1 "${big[@]}" -o "$f" >"$f.gen.json"
-	fi
+	f=$(kron_stream "$bin/streamtool" "$data" "$s")
 	base=""
 	for k in 0 2 10 20 100; do
 		for g in on off; do

@@ -12,6 +12,7 @@
 # does). Compare before/after with results/bench-ingest.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 data=${DATA:-/tmp/sketchcc-data}
 mkdir -p "$data"
 tmp=$(mktemp -d)
@@ -20,8 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 go build -pgo=off -o "$tmp/" ./cmd/main-node ./cmd/streamtool
 profiles=()
 for s in 13 15; do
-	f=$data/kron$s.bin
-	[ -f "$f" ] || "$tmp/streamtool" gen kron --scale "$s" --seed 1 -o "$f" >"$f.gen.json"
+	f=$(kron_stream "$tmp/streamtool" "$data" "$s")
 	for bf in 1 0.5; do
 		p=$tmp/kron$s-bf$bf.pprof
 		"$tmp/main-node" --stream "$f" --json --progress never --batch-factor "$bf" --cpu-profile "$p" >/dev/null
