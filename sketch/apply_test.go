@@ -16,7 +16,8 @@ func applyBatchPortable(p *Params, s []Bucket, v uint32, neighbors []uint32) {
 
 // TestApplyBatchMatchesPortable: ApplyBatch (the AVX-512 kernel where the
 // CPU has it) gives the same buckets as the portable loop, over geometries
-// whose column count is and is not a multiple of 8, and tiny vertex counts
+// whose column count is and is not a multiple of 8, with 3, 4 (columns in
+// registers) and more groups of 8 columns (in memory), and tiny vertex counts
 // whose few rows make depths past the last row common (V = 2 has R = 1, so
 // half of all column hashes fall off the sketch).
 func TestApplyBatchMatchesPortable(t *testing.T) {
@@ -28,7 +29,7 @@ func TestApplyBatchMatchesPortable(t *testing.T) {
 		v uint32
 		f float64
 	}{{2, 1}, {3, 1}, {5, 2}, {100, 1}, {1 << 13, 1}, {1 << 15, 1}, {1 << 17, 1},
-		{1 << 17, 2}, {1 << 20, 3.3}, {1<<32 - 1, 1}, {1<<32 - 1, 20}} {
+		{1 << 17, 1.1}, {1 << 17, 1.3}, {1 << 17, 2}, {1 << 20, 3.3}, {1<<32 - 1, 1}, {1<<32 - 1, 20}} {
 		p := mustParams(t, g.v, g.f, rng.Uint64())
 		per := p.BucketsPerVertex()
 		for trial := range 20 {
