@@ -37,3 +37,12 @@ func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
 // whole sketch first: a batch this large touches most of the rows that
 // hold more than a few buckets' worth of lines.
 const prefetchMinBatch = 512
+
+// Kernel names the code that ApplyBatch runs on this machine: "avx512" for
+// the assembly kernel, "portable" for the Go loop.
+func Kernel() string {
+	if haveAVX512 {
+		return "avx512"
+	}
+	return "portable"
+}

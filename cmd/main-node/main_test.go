@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"sketchcc/dsu"
+	"sketchcc/internal/hugepage"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -342,6 +344,10 @@ func TestMultiples(t *testing.T) {
 		if v < 0 || (k != "peak_rss_bytes" && k != "query_seconds" && k != "ingest_seconds" && v == 0) {
 			t.Errorf("JSON %q = %v", k, v)
 		}
+	}
+	if js["sketch_kernel"] != sketch.Kernel() || js["transparent_huge_pages"] != hugepage.Setting() {
+		t.Errorf("JSON says kernel %v, huge pages %v; want %s, %s",
+			js["sketch_kernel"], js["transparent_huge_pages"], sketch.Kernel(), hugepage.Setting())
 	}
 	if js["components"] != 78.0 || js["vertices"] != 1024.0 || js["updates"] != 8528.0 {
 		t.Errorf("JSON says %v components, %v vertices, %v updates; want 78, 1024, 8528",

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/term"
 
 	"sketchcc/ingest"
+	"sketchcc/internal/hugepage"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -39,6 +41,8 @@ type summary struct {
 	SketchColumns        int           `json:"sketch_columns"`
 	SketchRows           int           `json:"sketch_rows"`
 	BatchUpdates         int           `json:"batch_updates"`
+	SketchKernel         string        `json:"sketch_kernel"`          // "avx512" or "portable"
+	TransparentHugePages string        `json:"transparent_huge_pages"` // the kernel's THP mode
 	LocalWorkers         int           `json:"local_workers"`
 	*clusterReport                     // with --listen: "workers", "network_bytes_per_update", …
 	Greedy               bool          `json:"greedy"`
@@ -70,6 +74,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
 		SketchColumns: p.Columns, SketchRows: p.Rows,
 		BatchUpdates: e.BatchUpdates(), LocalWorkers: max(e.Config().Workers, 0),
+		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(),
 		clusterReport: cl.report(res.AfterUpdates),
 		Greedy:        !c.noGreedy,
 		Queries:       run.queries,
@@ -86,11 +91,13 @@ components    %d
 ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s)
 query         %s
 sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
+hot path      %s sketch kernel, transparent huge pages: %s
 peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds,
 		queryLine(res),
 		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
+		s.SketchKernel, s.TransparentHugePages,
 		humanBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err

@@ -23,3 +23,11 @@ func TestAdvise(t *testing.T) {
 		}
 	}
 }
+
+func TestSetting(t *testing.T) {
+	switch s := Setting(); s {
+	case "always", "madvise", "never", "unknown", "unsupported":
+	default:
+		t.Errorf("Setting() = %q", s)
+	}
+}
