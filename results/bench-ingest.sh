@@ -8,8 +8,11 @@
 # Env:   DATA=dir for generated streams (default /tmp/sketchcc-data)
 #        RUNS=runs per stream and batch factor (default 3)
 #        BATCH_FACTORS=space-separated --batch-factor values (default "1 0.5":
-#          the DESIGN default and the tuned setting; see results/perf-notes.md)
-#        OUT=output file (default results/ingest-<date>.md)
+#          main-node's default and the setting tuned for 2 cores; see
+#          results/perf-notes.md)
+#        OUT=output file, relative to the repository root (default
+#          results/ingest-kron<scales>-<date>.md, e.g. ingest-kron13-15-<date>.md;
+#          a rerun on the same day replaces the table)
 # Streams are generated with `streamtool gen kron --scale N --seed 1` when
 # missing (scale >= 16 without the final edge list). Needs go and python3.
 set -euo pipefail
@@ -43,7 +46,7 @@ print(f"| {stream} | {factor} | {j['updates']:,.0f} | {j['components']:.0f} | {l
 PY
 
 date=$(date -u +%Y-%m-%d)
-out=${OUT:-results/ingest-$date.md}
+out=${OUT:-results/ingest-kron$(IFS=-; echo "${scales[*]}")-$date.md}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# Ingestion: main-node on Kronecker streams, $date"

@@ -30,6 +30,9 @@
 #        OUT= report path (default results/micro-<date>.md)
 # COUNT=6 at the default benchtime is 12 benchmarks x 6 x 2 sides of about
 # 1.5 s each with their setup: some 4-5 minutes; nothing else should run.
+# COUNT=1 or a small BENCHTIME is a smoke test only: the first run of a
+# benchmark pays for page faults and cold caches, and one sample cannot
+# tell a change from noise.
 #
 # A commit is checked out with `git worktree add --detach` in a temporary
 # directory, removed on exit. When a checked-out commit lacks one of the
