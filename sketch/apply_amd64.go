@@ -21,7 +21,8 @@ func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay 
 // applyBatchFast runs the AVX-512 kernel when the CPU has it and reports
 // whether it did.
 func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
-	if !haveAVX512 || len(neighbors) == 0 || p.lanes == nil {
+	if !haveAVX512 || len(neighbors) == 0 || p.lanes == nil ||
+		p.Rows != p.lanesRows || p.Columns != p.lanesColumns {
 		return false
 	}
 	lay := *p.lanes
@@ -32,11 +33,6 @@ func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
 	applyBatchAVX512(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], &lay[0], len(lay)/laneRecord, pf)
 	return true
 }
-
-// prefetchMinBatch is the batch size from which the kernel prefetches the
-// whole sketch first: a batch this large touches most of the rows that
-// hold more than a few buckets' worth of lines.
-const prefetchMinBatch = 512
 
 // Kernel names the code that ApplyBatch runs on this machine: "avx512" for
 // the assembly kernel, "portable" for the Go loop.

@@ -35,8 +35,12 @@ func TestApplyBatchMatchesPortable(t *testing.T) {
 		for trial := range 20 {
 			v := rng.Uint32N(g.v)
 			var nb []uint32
-			switch k := rng.IntN(400); {
-			case g.v <= 400:
+			k := rng.IntN(400)
+			if trial%5 == 4 { // past prefetchMinBatch: the kernel prefetches the sketch
+				k = prefetchMinBatch + rng.IntN(4000)
+			}
+			switch {
+			case uint64(g.v) <= 2*uint64(k):
 				for range k {
 					if u := rng.Uint32N(g.v); u != v {
 						nb = append(nb, u)
@@ -104,4 +108,24 @@ func FuzzApplyBatch(f *testing.F) {
 			t.Fatalf("V=%d S=%d R=%d v=%d neighbours %v: bucket %d differs", p.Vertices, p.Columns, p.Rows, v, nb, firstDiff(got, want))
 		}
 	})
+}
+
+// TestApplyBatchChangedGeometry: a Params whose exported geometry was
+// changed after NewParams (as TestSpanningForestRunsOut does with Columns)
+// must not let the kernel write past the sketch that geometry describes.
+func TestApplyBatchChangedGeometry(t *testing.T) {
+	p := mustParams(t, 1<<17, 1, 5)
+	p.Columns = 1
+	per := p.BucketsPerVertex()
+	s := make([]Bucket, per+64)
+	nb := randomNeighbors(rand.New(rand.NewPCG(5, 6)), 1<<17, 3, 1000)
+	p.ApplyBatch(s[:per], 3, nb)
+	if !IsZero(s[per:]) {
+		t.Fatal("ApplyBatch wrote past the sketch of the changed geometry")
+	}
+	want := make([]Bucket, per)
+	applyBatchPortable(&p, want, 3, nb)
+	if i := firstDiff(s[:per], want); i >= 0 {
+		t.Fatalf("bucket %d differs from the portable loop", i)
+	}
 }

@@ -40,13 +40,22 @@ type Params struct {
 	// seeds[0] seeds the checksum hash; seeds[1+c] column c's hash.
 	seeds *[MaxColumns + 1]uint64
 	// lanes describes the columns to the AVX-512 kernel in groups of 8:
-	// ceil(Columns/8) records of laneRecord words (see laneLayout).
-	lanes *[]uint64
+	// ceil(Columns/8) records of laneRecord words (see laneLayout), built
+	// for lanesRows rows and lanesColumns columns. A Params whose exported
+	// geometry was changed afterwards no longer matches them, and
+	// ApplyBatch then runs the portable loop.
+	lanes                   *[]uint64
+	lanesRows, lanesColumns int
 }
 
 // laneRecord is the number of words per group of 8 columns in
 // Params.lanes: 8 column seeds, 8 bucket byte offsets and 8 row masks.
 const laneRecord = 24
+
+// prefetchMinBatch is the batch size from which the kernel prefetches the
+// whole sketch first: a batch this large touches most of the rows that
+// hold more than a few buckets' worth of lines.
+const prefetchMinBatch = 512
 
 // laneLayout builds Params.lanes: for group k and lane j (column
 // c = 8k + j), word 24k+j is seed_c, word 24k+8+j is 16·(1 + c·R + 63),
@@ -95,7 +104,7 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 		p.seeds[i] = mix64(s)
 	}
 	lay := p.laneLayout()
-	p.lanes = &lay
+	p.lanes, p.lanesRows, p.lanesColumns = &lay, p.Rows, p.Columns
 	return p, nil
 }
 
