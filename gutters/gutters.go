@@ -149,7 +149,6 @@ func New(cfg Config) (*Gutters, error) {
 		// only on free, never on queue.
 		queue: make(chan Batch, cfg.QueueBatches),
 	}
-	hugepage.Advise(g.slab)
 	for v := range g.tails {
 		g.tails[v].slot = int32(v)
 	}
@@ -417,6 +416,11 @@ func (g *Gutters) Buffered() uint64 {
 func (g *Gutters) Release(b Batch) {
 	g.free <- b.slot
 }
+
+// AdviseHugePages asks the kernel to back the gutter slab with transparent
+// huge pages and reports whether it accepted (see internal/hugepage). Call
+// it before the first insert; it pays when most gutters get appends.
+func (g *Gutters) AdviseHugePages() bool { return hugepage.Advise(g.slab) }
 
 // Stats returns the counters.
 func (g *Gutters) Stats() Stats { return g.stats }

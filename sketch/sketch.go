@@ -155,9 +155,7 @@ type Table struct {
 // NewTable returns a Table of zero sketches for p.
 func NewTable(p Params) *Table {
 	per := p.BucketsPerVertex()
-	t := &Table{p: p, per: per, buckets: make([]Bucket, int(p.Vertices)*per)}
-	hugepage.Advise(t.buckets)
-	return t
+	return &Table{p: p, per: per, buckets: make([]Bucket, int(p.Vertices)*per)}
 }
 
 // Params returns the table's parameters.
@@ -178,6 +176,13 @@ func (t *Table) Sketch(v uint32) []Bucket {
 func (t *Table) ApplyBatch(v uint32, neighbors []uint32) {
 	t.p.ApplyBatch(t.Sketch(v), v, neighbors)
 }
+
+// AdviseHugePages asks the kernel to back the table with transparent huge
+// pages and reports whether it accepted (see internal/hugepage). Call it
+// before the first update. It pays when most vertices get updates; a sparse
+// stream then makes every touched 2 MiB resident instead of every touched
+// sketch.
+func (t *Table) AdviseHugePages() bool { return hugepage.Advise(t.buckets) }
 
 // Reset zeroes every sketch.
 func (t *Table) Reset() { clear(t.buckets) }

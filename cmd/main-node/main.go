@@ -51,6 +51,7 @@ type config struct {
 	seed         uint64
 	queueBatches int
 	progress     string
+	hugePages    string
 	logLevel     string
 	cpuProfile   string
 	queries      int
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
+	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
@@ -116,6 +118,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	if c.queueBatches < 0 {
 		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.queueBatches))
+	}
+	if c.hugePages != "auto" && c.hugePages != "on" && c.hugePages != "off" {
+		errs = append(errs, fmt.Errorf("--huge-pages=%q, want auto, on or off", c.hugePages))
 	}
 	if c.progress != "auto" && c.progress != "always" && c.progress != "never" {
 		errs = append(errs, fmt.Errorf("--progress=%q, want auto, always or never", c.progress))
@@ -159,6 +164,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
 		Seed: c.seed, Workers: c.cluster.engineWorkers(c.workers), QueueBatches: c.queueBatches, NoGreedy: c.noGreedy, Logger: log,
+		// Huge pages pay when most sketches and gutters get touched; on a
+		// sparse stream they would make whole 2 MiB regions resident.
+		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
 	}
 	if err := checkMemory(c, cfg); err != nil {
 		return err

@@ -475,3 +475,23 @@ func TestInterrupt(t *testing.T) {
 		t.Errorf("interrupted after all %d updates", n)
 	}
 }
+
+// TestHugePagesAuto: --huge-pages auto leaves a sparse stream (fewer
+// updates than vertices) on small pages, where huge pages would make every
+// touched 2 MiB resident; on asks for them regardless.
+func TestHugePagesAuto(t *testing.T) {
+	sparse := writeLargeStream(t, 8192, 100) // a 61 MB sketch table, 100 updates
+	for _, tc := range []struct {
+		flag string
+		want bool
+	}{{"auto", false}, {"on", runtime.GOOS == "linux"}, {"off", false}} {
+		r := runMain(t, "--stream", sparse, "--json", "--huge-pages", tc.flag)
+		var js map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &js); r.code != 0 || err != nil {
+			t.Fatalf("--huge-pages %s: %v %v", tc.flag, err, r)
+		}
+		if js["huge_pages"] != tc.want {
+			t.Errorf("--huge-pages %s: huge_pages = %v, want %v", tc.flag, js["huge_pages"], tc.want)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type summary struct {
 	BatchUpdates         int           `json:"batch_updates"`
 	SketchKernel         string        `json:"sketch_kernel"`          // "avx512" or "portable"
 	TransparentHugePages string        `json:"transparent_huge_pages"` // the kernel's THP mode
+	HugePages            bool          `json:"huge_pages"`             // sketches and gutters advised to use them
 	LocalWorkers         int           `json:"local_workers"`
 	*clusterReport                     // with --listen: "workers", "network_bytes_per_update", …
 	Greedy               bool          `json:"greedy"`
@@ -74,7 +75,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
 		SketchColumns: p.Columns, SketchRows: p.Rows,
 		BatchUpdates: e.BatchUpdates(), LocalWorkers: max(e.Config().Workers, 0),
-		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(),
+		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
 		clusterReport: cl.report(res.AfterUpdates),
 		Greedy:        !c.noGreedy,
 		Queries:       run.queries,
@@ -91,13 +92,13 @@ components    %d
 ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s)
 query         %s
 sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
-hot path      %s sketch kernel, transparent huge pages: %s
+hot path      %s sketch kernel, huge pages %s (kernel setting: %s)
 peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds,
 		queryLine(res),
 		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
-		s.SketchKernel, s.TransparentHugePages,
+		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages,
 		humanBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
@@ -231,4 +232,11 @@ func startProgress(mode string, stderr io.Writer, total uint64, count func() uin
 		}
 	})
 	return func() { close(done); wg.Wait() }
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
