@@ -61,10 +61,11 @@ type config struct {
 	noGreedy     bool
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	var c config
 	fs := pflag.NewFlagSet("main-node", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	usageOut := cli.UsageOutput(args, stdout, stderr)
+	fs.SetOutput(usageOut)
 	fs.StringVar(&c.stream, "stream", "", "edge-update stream to ingest (required)")
 	fs.StringVar(&c.format, "format", "binary", "stream format: binary (12-byte header, 9-byte records) or text (typed or untyped)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object on stdout instead of the summary")
@@ -85,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: main-node --stream FILE [flags]\n\n"+
+		fmt.Fprintf(usageOut, "Usage: main-node --stream FILE [flags]\n\n"+
 			"Ingests an edge-update stream into per-vertex ℓ0 sketches and prints the\n"+
 			"connected components of the final graph.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -144,7 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseFlags(args, stderr)
+	c, err := parseFlags(args, stdout, stderr)
 	if err != nil {
 		return err
 	}

@@ -108,8 +108,8 @@ func TestHelp(t *testing.T) {
 		if r.code != 0 {
 			t.Errorf("--help: %v", r)
 		}
-		if all := r.stdout + r.stderr; !strings.Contains(all, "Usage: main-node --stream FILE") || !strings.Contains(all, "--json") {
-			t.Errorf("--help printed no usage: %v", r)
+		if !strings.Contains(r.stdout, "Usage: main-node --stream FILE") || !strings.Contains(r.stdout, "--json") || r.stderr != "" {
+			t.Errorf("--help did not print the usage on stdout alone: %v", r)
 		}
 	}
 }

@@ -41,7 +41,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stderr)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
 }
@@ -57,10 +57,11 @@ type config struct {
 	local                                 bool
 }
 
-func parseFlags(args []string, stderr io.Writer) (config, error) {
+func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	var c config
 	fs := pflag.NewFlagSet("worker", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
+	usageOut := cli.UsageOutput(args, stdout, stderr)
+	fs.SetOutput(usageOut)
 	fs.StringVar(&c.join, "join", "", "gossip address of the main node, HOST:PORT (required)")
 	fs.StringVar(&c.listen, "listen", "0.0.0.0:0", "data-plane address to listen on; port 0 picks one")
 	fs.IntVar(&c.gossipPort, "gossip-port", 0, "memberlist port, on --listen's host; 0 picks one")
@@ -72,7 +73,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
+		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -112,8 +113,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return c, nil
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) error {
-	c, err := parseFlags(args, stderr)
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseFlags(args, stdout, stderr)
 	if err != nil {
 		return err
 	}

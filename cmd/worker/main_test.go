@@ -10,9 +10,30 @@ import (
 )
 
 func runWorker(args ...string) (int, string) {
-	var errb bytes.Buffer
-	err := run(context.Background(), args, &errb)
-	return exitCode(err, &errb), errb.String()
+	code, _, stderr := runWorkerOut(args...)
+	return code, stderr
+}
+
+func runWorkerOut(args ...string) (code int, stdout, stderr string) {
+	var outb, errb bytes.Buffer
+	err := run(context.Background(), args, &outb, &errb)
+	return exitCode(err, &errb), outb.String(), errb.String()
+}
+
+// TestHelpToStdout: --help and -h print the usage on stdout (so that
+// `worker --help | less` works) and exit 0; a usage error keeps it on
+// stderr.
+func TestHelpToStdout(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		code, stdout, stderr := runWorkerOut(arg)
+		if code != 0 || !strings.Contains(stdout, "Usage: worker --join") || stderr != "" {
+			t.Errorf("worker %s: exit %d, stdout %q, stderr %q", arg, code, stdout, stderr)
+		}
+	}
+	code, stdout, stderr := runWorkerOut("--no-such-flag")
+	if code != 2 || stdout != "" || !strings.Contains(stderr, "no-such-flag") {
+		t.Errorf("worker --no-such-flag: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {

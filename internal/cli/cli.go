@@ -34,3 +34,18 @@ func ExitCode(name string, err error, stderr io.Writer) int {
 		return 1
 	}
 }
+
+// UsageOutput returns where a command prints its usage for args: stdout
+// when the user asked for it (-h or --help before any "--"), so that
+// `cmd --help | less` works, and stderr when usage accompanies an error.
+func UsageOutput(args []string, stdout, stderr io.Writer) io.Writer {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return stderr
+		case "-h", "--help", "-help":
+			return stdout
+		}
+	}
+	return stderr
+}
