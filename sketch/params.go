@@ -89,11 +89,13 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 	}
 	v := float64(vertices)
 	rows := int(math.Ceil(math.Log2(v*(v-1)/2))) + 1
-	cols := max(minColumns, int(math.Ceil(factor*math.Log2(v)/columnDivisor)))
-	if cols > MaxColumns {
-		return Params{}, fmt.Errorf("%w: sketch factor %v needs %d columns, at most %d",
-			ErrParams, factor, cols, MaxColumns)
+	// Compare in floating point: a huge factor would overflow int.
+	need := math.Ceil(factor * math.Log2(v) / columnDivisor)
+	if need > MaxColumns {
+		return Params{}, fmt.Errorf("%w: sketch factor %v needs %.0f columns, at most %d",
+			ErrParams, factor, need, MaxColumns)
 	}
+	cols := max(minColumns, int(need))
 	p := Params{Vertices: vertices, Factor: factor, Seed: seed, Rows: rows, Columns: cols,
 		seeds: new([MaxColumns + 1]uint64)}
 	// Seeds are a splitmix64 sequence from seed: distinct and independent

@@ -30,7 +30,7 @@ func TestParamsGeometry(t *testing.T) {
 	for _, bad := range []struct {
 		v uint32
 		f float64
-	}{{0, 1}, {1, 1}, {10, 0}, {10, -1}, {1 << 20, 1e9}} {
+	}{{0, 1}, {1, 1}, {10, 0}, {10, -1}, {1 << 20, 1e9}, {1 << 20, 1e30}, {2, 1e300}} {
 		if _, err := NewParams(bad.v, bad.f, 1); !errors.Is(err, ErrParams) {
 			t.Errorf("NewParams(%d, %v) = %v, want ErrParams", bad.v, bad.f, err)
 		}
