@@ -124,7 +124,7 @@ func (c Config) Validate() error {
 	if c.FrameBytes < 0 {
 		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))
 	}
-	if c.MaxFrameBytes < 0 || c.MaxFrameBytes > 1<<31 {
+	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
 	}
 	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 {

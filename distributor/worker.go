@@ -77,7 +77,7 @@ func (c WorkerConfig) Validate() error {
 	if c.Threads < 0 || c.Threads > 4096 {
 		errs = append(errs, fmt.Errorf("distributor: %d threads, need [1, 4096]", c.Threads))
 	}
-	if c.MaxFrameBytes < 0 || c.MaxFrameBytes > 1<<31 {
+	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
 	}
 	if c.FrameBytes < 0 {

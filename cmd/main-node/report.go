@@ -56,7 +56,7 @@ func peakRSS() int64 {
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
-	return ru.Maxrss * 1024 // Linux reports KiB
+	return int64(ru.Maxrss) * 1024 // Linux reports KiB
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {

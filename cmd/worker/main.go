@@ -100,7 +100,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.gossipPort < 0 || c.gossipPort > 65535 {
 		errs = append(errs, fmt.Errorf("--gossip-port=%d, want [0, 65535]", c.gossipPort))
 	}
-	if c.maxFrameBytes < 1<<16 || c.maxFrameBytes > 1<<31 {
+	if c.maxFrameBytes < 1<<16 || int64(c.maxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("--max-frame-bytes=%d, want [64 KiB, 2 GiB]", c.maxFrameBytes))
 	}
 	var lvl slog.Level
@@ -213,7 +213,7 @@ func peakRSS() int64 {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
-	return ru.Maxrss * 1024 // Linux reports KiB
+	return int64(ru.Maxrss) * 1024 // Linux reports KiB
 }
 
 // advertised returns the data-plane address to put in the node metadata:

@@ -110,7 +110,7 @@ func ParseEvents(r io.Reader, name string, timeColumn int) (*Events, error) {
 	if len(all) == 0 {
 		return nil, &ParseError{Name: name, Err: ErrNoVertices}
 	}
-	if len(all) > 1<<32-1 {
+	if int64(len(all)) > 1<<32-1 {
 		return nil, &ParseError{Name: name, Err: ErrRange,
 			Detail: fmt.Sprintf("%d vertices do not fit 32-bit ids", len(all))}
 	}

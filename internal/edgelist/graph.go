@@ -328,7 +328,7 @@ func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error)
 	}
 	slices.Sort(original)
 	original = slices.Clip(slices.Compact(original))
-	if len(original) > 1<<32-1 {
+	if int64(len(original)) > 1<<32-1 {
 		return nil, nil, fmt.Errorf("%w: %d vertices in the union", ErrRange, len(original))
 	}
 	edges = make([][]stream.Edge, len(graphs))
