@@ -298,17 +298,30 @@ func (g *Gutters) edgeOfGutter(v uint32) {
 
 // emit hands v's buffer to the queue and gives v a spare one.
 func (g *Gutters) emit(v uint32) {
+	g.waitHold()
+	g.handOver(v, <-g.free)
+}
+
+// waitHold waits while a query reads the sketches: no batch may reach them.
+func (g *Gutters) waitHold() {
 	if g.hold != nil {
-		<-g.hold // a query is reading the sketches: no batch may reach them
+		<-g.hold
 		g.hold = nil
 	}
-	s := g.tails[v].slot
-	lo := int(s) * g.cfg.BatchUpdates
-	b := Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(g.tails[v].fill) : lo+g.cfg.BatchUpdates], slot: s}
-	g.tails[v].slot = <-g.free
-	g.tails[v].fill = 0
+}
+
+// handOver queues v's buffer as a batch and gives v the empty buffer spare.
+func (g *Gutters) handOver(v uint32, spare int32) {
+	t := g.tails[v]
+	g.tails[v] = tail{slot: spare}
 	g.stats.Batches++
-	g.queue <- b
+	g.queue <- Batch{Vertex: v, Neighbors: g.buffer(t.slot)[:t.fill], slot: t.slot}
+}
+
+// buffer returns buffer slot of the slab, BatchUpdates ids long.
+func (g *Gutters) buffer(slot int32) []uint32 {
+	lo := int(slot) * g.cfg.BatchUpdates
+	return g.slab[lo : lo+g.cfg.BatchUpdates : lo+g.cfg.BatchUpdates]
 }
 
 // Flush emits every non-empty gutter as a batch. It blocks as Insert does,
@@ -341,22 +354,13 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 		if n == 0 {
 			continue
 		}
-		if g.hold != nil {
-			<-g.hold
-			g.hold = nil
-		}
+		g.waitHold()
 		select {
 		case spare := <-g.free:
-			s := g.tails[v].slot
-			lo := int(s) * g.cfg.BatchUpdates
-			g.tails[v].slot = spare
-			g.tails[v].fill = 0
-			g.stats.Batches++
+			g.handOver(v, spare)
 			g.stats.FlushedBatches++
-			g.queue <- Batch{Vertex: v, Neighbors: g.slab[lo : lo+int(n) : lo+g.cfg.BatchUpdates], slot: s}
 		default:
-			lo := int(g.tails[v].slot) * g.cfg.BatchUpdates
-			apply(v, g.slab[lo:lo+int(n):lo+int(n)])
+			apply(v, g.buffer(g.tails[v].slot)[:n:n])
 			g.tails[v].fill = 0
 			g.stats.LocalBatches++
 		}
@@ -384,9 +388,8 @@ func (g *Gutters) Drain(ids []uint32, runs []Run) ([]uint32, []Run) {
 		if n == 0 {
 			continue
 		}
-		lo := int(g.tails[v].slot) * g.cfg.BatchUpdates
 		runs = append(runs, Run{Vertex: v, Off: uint32(len(ids)), Len: n})
-		ids = append(ids, g.slab[lo:lo+int(n)]...)
+		ids = append(ids, g.buffer(g.tails[v].slot)[:n]...)
 		g.tails[v].fill = 0
 		g.stats.DrainedRuns++
 	}
