@@ -21,16 +21,15 @@ func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay 
 // applyBatchFast runs the AVX-512 kernel when the CPU has it and reports
 // whether it did.
 func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
-	if !haveAVX512 || len(neighbors) == 0 || p.lanes == nil ||
-		p.Rows != p.lanesRows || p.Columns != p.lanesColumns {
+	l := p.lanes
+	if !haveAVX512 || len(neighbors) == 0 || l == nil || p.Rows != l.rows || p.Columns != l.columns {
 		return false
 	}
-	lay := *p.lanes
 	pf := 0
 	if len(neighbors) >= prefetchMinBatch {
 		pf = len(s) * BucketBytes
 	}
-	applyBatchAVX512(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], &lay[0], len(lay)/laneRecord, pf)
+	applyBatchAVX512(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], &l.words[0], len(l.words)/laneRecord, pf)
 	return true
 }
 

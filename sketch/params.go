@@ -39,13 +39,17 @@ type Params struct {
 
 	// seeds[0] seeds the checksum hash; seeds[1+c] column c's hash.
 	seeds *[MaxColumns + 1]uint64
-	// lanes describes the columns to the AVX-512 kernel in groups of 8:
-	// ceil(Columns/8) records of laneRecord words (see laneLayout), built
-	// for lanesRows rows and lanesColumns columns. A Params whose exported
-	// geometry was changed afterwards no longer matches them, and
-	// ApplyBatch then runs the portable loop.
-	lanes                   *[]uint64
-	lanesRows, lanesColumns int
+	// lanes describes the columns to the AVX-512 kernel (see laneLayout).
+	lanes *lanes
+}
+
+// lanes is the column layout of the AVX-512 kernel: ceil(columns/8)
+// records of laneRecord words, built for rows and columns. A Params whose
+// exported geometry was changed after NewParams no longer matches them,
+// and ApplyBatch then runs the portable loop.
+type lanes struct {
+	words         []uint64
+	rows, columns int
 }
 
 // laneRecord is the number of words per group of 8 columns in
@@ -63,7 +67,7 @@ const prefetchMinBatch = 512
 // 24k+16+j is the row mask 2^R − 1: depth = ctz(h) < R exactly when h has
 // one of those bits set. Padding lanes past the last column have mask 0,
 // so the kernel discards them.
-func (p *Params) laneLayout() []uint64 {
+func (p *Params) laneLayout() *lanes {
 	groups := (p.Columns + 7) / 8
 	lay := make([]uint64, groups*laneRecord)
 	rowMask := uint64(1)<<p.Rows - 1 // Rows <= 64; 1<<64 is 0 in Go
@@ -73,7 +77,7 @@ func (p *Params) laneLayout() []uint64 {
 		lay[k*laneRecord+8+j] = uint64(BucketBytes * (1 + c*p.Rows + 63))
 		lay[k*laneRecord+16+j] = rowMask
 	}
-	return lay
+	return &lanes{words: lay, rows: p.Rows, columns: p.Columns}
 }
 
 // NewParams computes the geometry of DESIGN.md §2 for vertices and sketch
@@ -105,8 +109,7 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 		s += 0x9e3779b97f4a7c15
 		p.seeds[i] = mix64(s)
 	}
-	lay := p.laneLayout()
-	p.lanes, p.lanesRows, p.lanesColumns = &lay, p.Rows, p.Columns
+	p.lanes = p.laneLayout()
 	return p, nil
 }
 

@@ -15,7 +15,7 @@ func advise(p unsafe.Pointer, n uintptr) bool {
 	start := uintptr(p)
 	lo := (start+hugePage-1)&^(hugePage-1) - start
 	hi := (start+n)&^(hugePage-1) - start
-	if hi <= lo || hi > n {
+	if hi <= lo { // no whole huge page inside
 		return false
 	}
 	return unix.Madvise(b[lo:hi], unix.MADV_HUGEPAGE) == nil
