@@ -52,7 +52,7 @@ type config struct {
 	queueBatches int
 	progress     string
 	hugePages    string
-	logLevel     string
+	logLevel     slog.Level
 	cpuProfile   string
 	queries      int
 	queryAtList  string
@@ -83,7 +83,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
-	fs.StringVar(&c.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: main-node --stream FILE [flags]\n\n"+
@@ -134,10 +134,6 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	} else {
 		c.queryAt = q
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
-		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return c, cli.Usage(err)
 	}
@@ -149,9 +145,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var lvl slog.Level
-	lvl.UnmarshalText([]byte(c.logLevel))
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
 		return err

@@ -110,7 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
 	runCommand := c.setup(fs)
-	logLevel := fs.String("log-level", "info", "log level on stderr: debug, info, warn, error")
+	var lvl slog.Level
+	cli.LevelVar(fs, &lvl, slog.LevelInfo)
 	fs.Usage = func() {
 		fmt.Fprintf(stdout, "Usage: %s\n\n%s\nFlags:\n", c.usage, c.about)
 		fs.SetOutput(stdout)
@@ -122,10 +123,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return cli.Usage(err)
-	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
-		return usagef("--log-level=%q: %v", *logLevel, err)
 	}
 	e := &env{stdout: stdout, stderr: stderr,
 		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))}

@@ -51,10 +51,11 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 type config struct {
-	join, listen, name, keyFile, logLevel string
-	gossipPort, threads, maxFrameBytes    int
-	joinTimeout                           time.Duration
-	local                                 bool
+	join, listen, name, keyFile        string
+	logLevel                           slog.Level
+	gossipPort, threads, maxFrameBytes int
+	joinTimeout                        time.Duration
+	local                              bool
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
@@ -71,7 +72,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
-	fs.StringVar(&c.logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -103,10 +104,6 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.maxFrameBytes < 1<<16 || int64(c.maxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("--max-frame-bytes=%d, want [64 KiB, 2 GiB]", c.maxFrameBytes))
 	}
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(c.logLevel)); err != nil {
-		errs = append(errs, fmt.Errorf("--log-level=%q: %v", c.logLevel, err))
-	}
 	if err := errors.Join(errs...); err != nil {
 		return c, cli.Usage(err)
 	}
@@ -118,9 +115,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var lvl slog.Level
-	lvl.UnmarshalText([]byte(c.logLevel))
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
 
 	var key []byte
 	if c.keyFile != "" {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -48,4 +50,19 @@ func UsageOutput(args []string, stdout, stderr io.Writer) io.Writer {
 		}
 	}
 	return stderr
+}
+
+// levelValue is a log level as a pflag.Value: "debug", "info", "warn" or
+// "error" (slog.Level's text forms), checked when the flag is parsed.
+type levelValue struct{ l *slog.Level }
+
+func (v levelValue) String() string     { return strings.ToLower(v.l.String()) }
+func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
+func (v levelValue) Type() string       { return "string" }
+
+// LevelVar defines a --log-level flag on fs that parses into l, with the
+// default def.
+func LevelVar(fs *pflag.FlagSet, l *slog.Level, def slog.Level) {
+	*l = def
+	fs.Var(levelValue{l}, "log-level", "log level on stderr: debug, info, warn, error")
 }
