@@ -184,11 +184,7 @@ func TestTwoWorkers(t *testing.T) {
 			w1 := startWorker(t, addr, "--cluster-key-file", key)
 			w2 := startWorker(t, addr, "--cluster-key-file", key)
 			s := finish(t, m)
-			labels, want := truth(t, path)
-			if s.Components != want {
-				t.Fatalf("%d components, union-find %d", s.Components, want)
-			}
-			checkLabels(t, labelsPath, labels)
+			checkTruth(t, s, path, labelsPath)
 			if len(s.Workers) != 2 || s.Workers[0].DeltasMerged == 0 || s.Workers[1].DeltasMerged == 0 {
 				t.Errorf("both workers should have merged deltas: %+v", s.Workers)
 			}
@@ -229,11 +225,7 @@ func TestLateWorker(t *testing.T) {
 	_ = late
 	s := finish(t, m)
 	f.wait(t)
-	labels, want := truth(t, path)
-	if s.Components != want {
-		t.Fatalf("%d components, union-find %d", s.Components, want)
-	}
-	checkLabels(t, labelsPath, labels)
+	checkTruth(t, s, path, labelsPath)
 	if len(s.Workers) != 2 || s.Workers[1].DeltasMerged == 0 {
 		t.Errorf("the late worker merged no delta: %+v", s.Workers)
 	}
@@ -261,11 +253,7 @@ func TestWorkerKilled(t *testing.T) {
 	})
 	s := finish(t, m)
 	f.wait(t)
-	labels, want := truth(t, path)
-	if s.Components != want {
-		t.Fatalf("%d components, union-find %d", s.Components, want)
-	}
-	checkLabels(t, labelsPath, labels)
+	checkTruth(t, s, path, labelsPath)
 	var killed, alive bool
 	for _, w := range s.Workers {
 		switch w.Name {
@@ -299,11 +287,7 @@ func TestWrongClusterKey(t *testing.T) {
 	f.run(func() error { return nil })
 	s := finish(t, m)
 	f.wait(t)
-	labels, want := truth(t, multiples)
-	if s.Components != want {
-		t.Fatalf("%d components, union-find %d", s.Components, want)
-	}
-	checkLabels(t, labelsPath, labels)
+	checkTruth(t, s, multiples, labelsPath)
 	if len(s.Workers) != 1 {
 		t.Errorf("the wrong-key worker got in: %+v", s.Workers)
 	}
@@ -365,11 +349,7 @@ func TestGarbagePeer(t *testing.T) {
 	f.run(func() error { return nil })
 	s := finish(t, m)
 	f.wait(t)
-	labels, want := truth(t, multiples)
-	if s.Components != want {
-		t.Fatalf("%d components, union-find %d", s.Components, want)
-	}
-	checkLabels(t, labelsPath, labels)
+	checkTruth(t, s, multiples, labelsPath)
 	for _, w := range s.Workers {
 		if w.Name == "garbage" && (w.Refused == 0 || w.Batches != 0) {
 			t.Errorf("garbage peer: %+v", w)

@@ -210,6 +210,17 @@ func truth(t testing.TB, path string) ([]uint32, int) {
 	return d.Labels(), d.Sets()
 }
 
+// checkTruth compares a run's component count and its --labels file with
+// union-find over the final edge set of the stream at path.
+func checkTruth(t testing.TB, s summary, path, labelsPath string) {
+	t.Helper()
+	labels, want := truth(t, path)
+	if s.Components != want {
+		t.Fatalf("%d components, union-find %d", s.Components, want)
+	}
+	checkLabels(t, labelsPath, labels)
+}
+
 // checkLabels compares a --labels file with the true labels.
 func checkLabels(t testing.TB, path string, want []uint32) {
 	t.Helper()
