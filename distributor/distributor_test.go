@@ -281,13 +281,19 @@ func TestPoolDropsMisbehavingWorker(t *testing.T) {
 	}
 }
 
+// silentWorker starts a fake worker that completes the handshake, takes
+// every frame and never answers; it returns its address.
+func silentWorker(t *testing.T) string {
+	return fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+		io.Copy(io.Discard, fr.r)
+	})
+}
+
 // TestPoolSilentWorker: a worker that takes batches and never answers is
 // dropped after AnswerTimeout and its batches are sketched elsewhere.
 func TestPoolSilentWorker(t *testing.T) {
 	checkNoLeaks(t)
-	addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
-		io.Copy(io.Discard, fr.r)
-	})
+	addr := silentWorker(t)
 	e := newTestEngine(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 200 * time.Millisecond})
@@ -304,9 +310,7 @@ func TestPoolSilentWorker(t *testing.T) {
 // which worker holds the missing batches.
 func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
 	checkNoLeaks(t)
-	addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
-		io.Copy(io.Discard, fr.r)
-	})
+	addr := silentWorker(t)
 	e := newTestEngine(t, 100, 20)
 	defer e.close()
 	// Credits for every batch: the worker takes them all, and the
