@@ -1,6 +1,7 @@
 package hugepage
 
 import (
+	"os"
 	"runtime"
 	"testing"
 )
@@ -25,9 +26,20 @@ func TestAdvise(t *testing.T) {
 }
 
 func TestSetting(t *testing.T) {
-	switch s := Setting(); s {
-	case "always", "madvise", "never", "unknown", "unsupported":
-	default:
-		t.Errorf("Setting() = %q", s)
+	s := Setting()
+	if runtime.GOOS != "linux" {
+		if s != "unsupported" {
+			t.Errorf("Setting() = %q off Linux, want unsupported", s)
+		}
+		return
+	}
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		if s != "unknown" {
+			t.Errorf("Setting() = %q without the sysfs file, want unknown", s)
+		}
+		return
+	}
+	if s != "always" && s != "madvise" && s != "never" {
+		t.Errorf("Setting() = %q, want always, madvise or never", s)
 	}
 }
