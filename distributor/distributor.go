@@ -100,7 +100,7 @@ func (d *distributor) run() {
 	fw := newFrameWriter(conn, &d.st.bytesOut)
 	deadline, _ := ctx.Deadline()
 	conn.SetDeadline(deadline)
-	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.e.BatchUpdates())
+	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.gut.Config().BatchUpdates)
 	if err != nil {
 		var pe *PeerError
 		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion)) {
@@ -186,7 +186,7 @@ func (d *distributor) admit(b *pending) bool {
 func (d *distributor) writeBatches(fw *frameWriter) error {
 	p := d.p
 	credits := p.cfg.Credits
-	batches := p.e.Batches()
+	batches := p.gut.Batches()
 	var (
 		frame   []*pending
 		entries []batchEntry
@@ -360,7 +360,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				d.st.duplicates.Add(1)
 				continue
 			}
-			p.e.MergeDelta(v, delta)
+			if err := p.st.Merge(id, v, delta); err != nil {
+				p.refusedBy(err)
+			}
 			d.st.merged.Add(1)
 			p.done(b)
 			d.credit <- struct{}{}

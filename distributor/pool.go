@@ -9,38 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"sketchcc/gutters"
 	"sketchcc/sketch"
+	"sketchcc/store"
 )
-
-// Engine is the main node's side of the seam that a Pool consumes:
-// *ingest.Engine implements it. For every batch received from Batches the
-// Pool calls Release once, and exactly one of MergeDelta or ApplyBatch for
-// its vertex. All methods but Flush are called concurrently.
-type Engine interface {
-	// Batches is the queue of full and flushed batches.
-	Batches() <-chan gutters.Batch
-	// Release returns a batch's buffer to the gutters.
-	Release(b gutters.Batch)
-	// MergeDelta XORs a delta computed by sketch.Params.Delta into v's
-	// sketch and counts one batch as applied.
-	MergeDelta(v uint32, delta []sketch.Bucket)
-	// ApplyBatch sketches a batch into v's sketch on the main node and
-	// counts one batch as applied.
-	ApplyBatch(v uint32, neighbors []uint32)
-	// Params returns the sketch parameters.
-	Params() sketch.Params
-	// BatchUpdates returns the largest batch, in neighbour ids.
-	BatchUpdates() int
-	// Flush emits the buffered updates and waits until every batch
-	// emitted so far is applied, or ctx is done.
-	Flush(ctx context.Context) error
-}
 
 // Config configures a Pool. A zero field takes its default.
 type Config struct {
@@ -136,11 +112,11 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// pending is a batch taken from the engine and not yet applied: its own
+// pending is a batch taken from the gutters and not yet applied: its own
 // copy of the neighbours, kept until its delta is merged so that it can be
-// sent again.
+// sent again. Its id is its store ticket.
 type pending struct {
-	id        uint64
+	id        store.Ticket
 	vertex    uint32
 	neighbors []uint32
 }
@@ -153,15 +129,19 @@ const retryQueueBatches = 1 << 14
 // Pool is the main node's set of work distributors: one per connected
 // worker, each with one TCP connection, one writer and one reader
 // goroutine. Distributors and the local delta workers all take batches from
-// Engine.Batches, so work balances itself; when no worker is connected
+// the gutters' Batches, so work balances itself; when no worker is connected
 // the Pool sketches batches on the main node, so the stream always makes
 // progress.
 //
-// Add, Remove, Workers, WaitWorkers, Flush, Stats and Close are safe for
+// Every batch is applied, or its delta merged, through the store, which
+// refuses a second application (see package store).
+//
+// Add, Remove, Workers, WaitWorkers, Late, Stats and Close are safe for
 // concurrent use.
 type Pool struct {
 	cfg    Config
-	e      Engine
+	gut    *gutters.Gutters
+	st     *store.Store
 	params sketch.Params
 	per    int // buckets per delta
 	wg     sync.WaitGroup
@@ -169,7 +149,6 @@ type Pool struct {
 	closed atomic.Bool
 
 	retry   chan *pending
-	nextID  atomic.Uint64
 	buffers sync.Pool // *[]uint32 of BatchUpdates ids
 
 	// mu guards the fields below. Lock order: Pool.mu before
@@ -185,20 +164,22 @@ type Pool struct {
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
 	resent, duplicates    atomic.Uint64
+	refused               atomic.Uint64 // applications the store refused (a bug; logged)
 }
 
-// NewPool returns a Pool feeding on e and starts its fallback goroutine,
-// which sketches batches on the main node while no worker is connected. It
-// returns the errors of cfg.Validate.
-func NewPool(e Engine, cfg Config) (*Pool, error) {
+// NewPool returns a Pool that takes batches from g, whose tickets st
+// issued (gutters.Config.Queue), and applies them through st; it starts
+// its fallback goroutine, which sketches batches on the main node while
+// no worker is connected. It returns the errors of cfg.Validate.
+func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 	cfg.ensureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, e: e, params: e.Params(), quit: make(chan struct{}),
+	p := &Pool{cfg: cfg, gut: g, st: st, params: st.Params(), quit: make(chan struct{}),
 		retry: make(chan *pending, retryQueueBatches)}
 	p.per = p.params.BucketsPerVertex()
-	batch := e.BatchUpdates()
+	batch := g.Config().BatchUpdates
 	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
@@ -277,14 +258,11 @@ func (p *Pool) WaitWorkers(ctx context.Context, n int) error {
 	}
 }
 
-// Flush calls the engine's Flush: every batch emitted so far is applied
-// when it returns nil. When ctx is done first, the error names each
-// worker that still holds batches, and how many.
-func (p *Pool) Flush(ctx context.Context) error {
-	err := p.e.Flush(ctx)
-	if err == nil {
-		return nil
-	}
+// Late names, one string each, the workers that hold batches sent and not
+// yet answered, with how many, and the batches waiting to be sent again:
+// whom a flush that ran out of time waits for. It is empty when the Pool
+// holds no batch.
+func (p *Pool) Late() []string {
 	var late []string
 	p.mu.Lock()
 	for _, d := range p.mu.dists {
@@ -297,10 +275,7 @@ func (p *Pool) Flush(ctx context.Context) error {
 	if n := len(p.retry); n > 0 {
 		late = append(late, fmt.Sprintf("%d batches wait to be sent again", n))
 	}
-	if len(late) == 0 {
-		return err
-	}
-	return fmt.Errorf("distributor: workers did not answer in time: %s: %w", strings.Join(late, "; "), err)
+	return late
 }
 
 // Close tells every worker to stop, closes the connections and waits for
@@ -339,14 +314,14 @@ func (p *Pool) Close() error {
 // releases b.
 func (p *Pool) take(b gutters.Batch) *pending {
 	if len(b.Neighbors) < p.cfg.LocalCutoff {
-		p.e.ApplyBatch(b.Vertex, b.Neighbors)
-		p.e.Release(b)
+		p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
+		p.gut.Release(b)
 		p.localCutoff.Add(1)
 		return nil
 	}
 	buf := p.buffers.Get().(*[]uint32)
-	pb := &pending{id: p.nextID.Add(1), vertex: b.Vertex, neighbors: append((*buf)[:0], b.Neighbors...)}
-	p.e.Release(b)
+	pb := &pending{id: b.Ticket, vertex: b.Vertex, neighbors: append((*buf)[:0], b.Neighbors...)}
+	p.gut.Release(b)
 	return pb
 }
 
@@ -357,9 +332,23 @@ func (p *Pool) done(b *pending) {
 	p.buffers.Put(&s)
 }
 
+// applyBatch sketches batch t on the main node, through the store.
+func (p *Pool) applyBatch(t store.Ticket, v uint32, neighbors []uint32) {
+	if err := p.st.Apply(t, v, neighbors); err != nil {
+		p.refusedBy(err)
+	}
+}
+
+// refusedBy logs an application the store refused: a bug of the Pool,
+// which the store also reports to the next flush.
+func (p *Pool) refusedBy(err error) {
+	p.refused.Add(1)
+	p.cfg.Logger.Error("the sketch store refused a batch", "err", err)
+}
+
 // applyLocal sketches a pending batch on the main node.
 func (p *Pool) applyLocal(b *pending) {
-	p.e.ApplyBatch(b.vertex, b.neighbors)
+	p.applyBatch(b.id, b.vertex, b.neighbors)
 	p.fallback.Add(1)
 	p.done(b)
 }
@@ -380,7 +369,7 @@ func (p *Pool) requeue(bs []*pending) {
 // runFallback sketches batches on the main node while no worker is
 // connected. It runs in its own goroutine until Close.
 func (p *Pool) runFallback() {
-	batches := p.e.Batches()
+	batches := p.gut.Batches()
 	for {
 		p.mu.Lock()
 		active, changed := p.mu.active, p.mu.changed
@@ -401,8 +390,8 @@ func (p *Pool) runFallback() {
 				batches = nil
 				continue
 			}
-			p.e.ApplyBatch(b.Vertex, b.Neighbors)
-			p.e.Release(b)
+			p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
+			p.gut.Release(b)
 			p.fallback.Add(1)
 		case <-changed:
 		case <-p.quit:

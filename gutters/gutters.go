@@ -40,6 +40,10 @@ type Config struct {
 	// QueueBatches is the number of spare buffers: full batches queued or
 	// being sketched before Insert blocks. Zero means 16.
 	QueueBatches int
+	// Queue, when set, is called with a batch's vertex as the batch is
+	// queued, on the goroutine inserting or flushing; its result travels
+	// in Batch.Ticket (the sketch store's ledger, store.Store.Queue).
+	Queue func(vertex uint32) uint64
 }
 
 // DefaultConfig returns a Config with every default filled in, for
@@ -95,7 +99,9 @@ type Batch struct {
 	// Neighbors holds between 1 and BatchUpdates neighbour ids, each
 	// != Vertex. It aliases the gutter slab and is valid until Release.
 	Neighbors []uint32
-	slot      int32
+	// Ticket is what Config.Queue returned for this batch, or 0.
+	Ticket uint64
+	slot   int32
 }
 
 // Stats counts what Gutters has done.
@@ -315,7 +321,11 @@ func (g *Gutters) handOver(v uint32, spare int32) {
 	t := g.tails[v]
 	g.tails[v] = tail{slot: spare}
 	g.stats.Batches++
-	g.queue <- Batch{Vertex: v, Neighbors: g.buffer(t.slot)[:t.fill], slot: t.slot}
+	var ticket uint64
+	if g.cfg.Queue != nil {
+		ticket = g.cfg.Queue(v)
+	}
+	g.queue <- Batch{Vertex: v, Neighbors: g.buffer(t.slot)[:t.fill], Ticket: ticket, slot: t.slot}
 }
 
 // buffer returns buffer slot of the slab, BatchUpdates ids long.

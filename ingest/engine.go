@@ -1,17 +1,13 @@
-// Package ingest is the in-process ingestion pipeline and connected
-// components query engine of the main node:
+// Package ingest is the in-process ingestion pipeline of the main node:
 //
-//	stream.Source ──Read──▶ Ingest (caller's goroutine) ──Insert──▶ gutters
-//	  gutters ──Batch──▶ delta workers (Workers goroutines) ──XOR──▶ sketch.Table
-//	Query: gutters.Flush ▶ wait until every batch is applied ▶ Boruvka
+//	stream.Source ──Read──▶ IngestN (caller's goroutine) ──InsertBatch──▶ gutters
+//	  gutters ──Batch──▶ local delta workers (Workers goroutines) ──Apply──▶ store
+//	Flush: every non-empty gutter emitted (or sketched in place) ▶ store.Wait
 //
-// A delta worker applies a batch to its vertex's sketch in place under that
-// vertex's lock, so two batches of one vertex never race and every batch
-// is applied exactly once. Remote workers (a later distributor) plug in
-// where the local delta workers consume Batches: they receive batches,
-// return deltas, and MergeDelta XORs each delta in once.
-//
-// Queries do not modify the sketches; ingestion can resume after one.
+// The sketches and the exactly-once rule live in package store: every
+// batch the gutters queue carries a store ticket, and whoever takes it
+// from Batches (a local delta worker here, or a distributor.Pool) retires
+// it once. Connected-components queries are package cc's.
 package ingest
 
 import (
@@ -19,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"runtime"
 	"sync"
@@ -28,6 +23,7 @@ import (
 
 	"sketchcc/gutters"
 	"sketchcc/sketch"
+	"sketchcc/store"
 	"sketchcc/stream"
 )
 
@@ -50,10 +46,13 @@ type Config struct {
 	// Seed seeds the sketch hashes. Zero means DefaultSeed.
 	Seed uint64
 	// Workers is the number of local delta workers. Zero means
-	// runtime.GOMAXPROCS(0); a negative value means none, and every batch
-	// must then be taken from Batches by an external consumer (a remote
-	// work distributor).
+	// runtime.GOMAXPROCS(0) without Remote.
 	Workers int
+	// Remote hands every batch to a remote consumer (a distributor.Pool)
+	// that takes from Gutters().Batches(): no local delta worker runs
+	// (Workers must be 0), and a flush queues every gutter and waits
+	// rather than sketching gutters itself when the queue is full.
+	Remote bool
 	// QueueBatches is the number of full batches buffered or in flight
 	// before the reader blocks. Zero means 32 · max(Workers, 2): a deep queue
 	// keeps both the reader and the delta workers from parking (measured in
@@ -70,8 +69,6 @@ type Config struct {
 	// which can multiply peak memory. Engine.HugePages reports whether the
 	// kernel accepted.
 	HugePages bool
-	// Logger receives progress messages; nil discards them.
-	Logger *slog.Logger
 }
 
 func (c *Config) ensureDefaults() {
@@ -84,14 +81,11 @@ func (c *Config) ensureDefaults() {
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
 	}
-	if c.Workers == 0 {
+	if c.Workers == 0 && !c.Remote {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.QueueBatches == 0 {
 		c.QueueBatches = 32 * max(c.Workers, 2)
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
@@ -107,8 +101,11 @@ func (c Config) Validate() error {
 	if c.BatchFactor < 0 || c.BatchFactor > 64 {
 		errs = append(errs, fmt.Errorf("ingest: batch factor %v, need (0, 64]", c.BatchFactor))
 	}
-	if c.Workers > 4096 {
-		errs = append(errs, fmt.Errorf("ingest: %d workers, need at most 4096", c.Workers))
+	if c.Workers < 0 || c.Workers > 4096 {
+		errs = append(errs, fmt.Errorf("ingest: %d workers, need [0, 4096]", c.Workers))
+	}
+	if c.Remote && c.Workers > 0 {
+		errs = append(errs, fmt.Errorf("ingest: %d local workers with Remote, which runs none", c.Workers))
 	}
 	if c.QueueBatches < 0 {
 		errs = append(errs, fmt.Errorf("ingest: queue of %d batches, need > 0", c.QueueBatches))
@@ -116,18 +113,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Engine owns the sketches, the gutters and the local delta workers.
+// Engine owns the gutters, the sketch store and the local delta workers.
 //
-// Ingest, Query and Close must be called from one goroutine at a time.
-// Updates, Stats and MergeDelta are safe for concurrent use.
+// Ingest, IngestN, Flush, Query and Close must be called from one
+// goroutine at a time. Updates is safe for concurrent use.
 type Engine struct {
-	cfg    Config
-	params sketch.Params
-	table  *sketch.Table
-	gut    *gutters.Gutters
-	locks  []sync.Mutex   // by vertex: held while its sketch is written
-	wg     sync.WaitGroup // delta workers
-	qwg    sync.WaitGroup // background queries
+	cfg Config
+	st  *store.Store
+	gut *gutters.Gutters
+	wg  sync.WaitGroup // delta workers
+	qwg sync.WaitGroup // background queries
 
 	updates atomic.Uint64 // updates inserted into the gutters
 	greedy  greedyCC      // owned by the goroutine calling Ingest and Query
@@ -144,9 +139,7 @@ type Engine struct {
 	gutterBytes int64           // memory of the gutters, bounds what a background query copies
 	hugePages   bool            // the kernel accepted Config.HugePages for both slabs
 
-	applied  atomic.Uint64 // batches applied to the table
-	progress chan struct{} // signalled (without blocking) when applied grows
-	closed   bool
+	closed bool
 }
 
 // New builds an Engine for cfg and starts its delta workers. It returns the
@@ -160,19 +153,20 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	st := store.New(p)
 	batch := batchUpdates(cfg, p)
-	g, err := gutters.New(gutters.Config{Vertices: cfg.Vertices, BatchUpdates: batch, QueueBatches: cfg.QueueBatches})
+	g, err := gutters.New(gutters.Config{Vertices: cfg.Vertices, BatchUpdates: batch, QueueBatches: cfg.QueueBatches,
+		Queue: st.Queue})
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, params: p, table: sketch.NewTable(p), gut: g, locks: make([]sync.Mutex, cfg.Vertices)}
+	e := &Engine{cfg: cfg, st: st, gut: g}
 	_, e.gutterBytes, _ = Memory(cfg)
 	if cfg.HugePages {
-		t, gu := e.table.AdviseHugePages(), g.AdviseHugePages()
+		t, gu := st.AdviseHugePages(), g.AdviseHugePages()
 		e.hugePages = t && gu
 	}
-	e.progress = make(chan struct{}, 1)
-	for range max(cfg.Workers, 0) {
+	for range cfg.Workers {
 		e.wg.Go(e.deltaWorker)
 	}
 	return e, nil
@@ -206,76 +200,38 @@ func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
 }
 
 // deltaWorker applies batches until the queue is closed. It runs in its own
-// goroutine.
+// goroutine. A ticket the store refuses is a bug in this package; the
+// store keeps the error and the next Flush returns it.
 func (e *Engine) deltaWorker() {
 	for b := range e.gut.Batches() {
-		e.apply(b.Vertex, b.Neighbors)
+		_ = e.st.Apply(b.Ticket, b.Vertex, b.Neighbors)
 		e.gut.Release(b)
-		e.batchDone()
 	}
 }
 
-func (e *Engine) apply(v uint32, neighbors []uint32) {
-	l := &e.locks[v]
-	l.Lock()
-	e.table.ApplyBatch(v, neighbors)
-	l.Unlock()
-}
+// Gutters returns the gutters, so that a remote consumer (a
+// distributor.Pool, with Config.Remote) can take batches from
+// Gutters().Batches(): it must Release each one and retire its ticket
+// exactly once through Store().
+func (e *Engine) Gutters() *gutters.Gutters { return e.gut }
 
-// batchDone counts one batch as applied and wakes Flush.
-func (e *Engine) batchDone() {
-	e.applied.Add(1)
-	select {
-	case e.progress <- struct{}{}:
-	default:
-	}
-}
-
-// Batches is the queue of full and flushed batches that the local delta
-// workers consume. An external consumer (a remote work distributor) may
-// receive from it too; for every batch it receives it must call Release
-// once (after copying the neighbours it still needs) and then exactly one
-// of MergeDelta or ApplyBatch for that batch's vertex, or Flush waits
-// forever. The channel is closed by Close.
-func (e *Engine) Batches() <-chan gutters.Batch { return e.gut.Batches() }
-
-// Release returns a batch's buffer to the gutters. Safe for concurrent use.
-func (e *Engine) Release(b gutters.Batch) { e.gut.Release(b) }
-
-// ApplyBatch sketches the edges {v, u}, u in neighbors, into v's sketch in
-// place and counts one batch as applied: the local fallback of an external
-// consumer. Safe for concurrent use.
-func (e *Engine) ApplyBatch(v uint32, neighbors []uint32) {
-	e.apply(v, neighbors)
-	e.batchDone()
-}
+// Store returns the sketch store.
+func (e *Engine) Store() *store.Store { return e.st }
 
 // Params returns the sketch parameters.
-func (e *Engine) Params() sketch.Params { return e.params }
+func (e *Engine) Params() sketch.Params { return e.st.Params() }
 
 // Config returns the configuration with defaults filled in.
 func (e *Engine) Config() Config { return e.cfg }
 
 // SketchBytes returns the memory of all sketches in bytes.
-func (e *Engine) SketchBytes() int64 { return e.table.Bytes() }
+func (e *Engine) SketchBytes() int64 { return e.st.Table().Bytes() }
 
 // BatchUpdates returns the gutter capacity in neighbour ids.
 func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }
 
 // Updates returns the number of updates ingested so far.
 func (e *Engine) Updates() uint64 { return e.updates.Load() }
-
-// MergeDelta XORs delta, a sketch of BucketsPerVertex buckets computed by
-// sketch.Params.Delta for vertex v, into v's sketch and counts one batch as
-// applied. Merging the same delta twice cancels it: the caller guarantees
-// exactly once. Safe for concurrent use.
-func (e *Engine) MergeDelta(v uint32, delta []sketch.Bucket) {
-	l := &e.locks[v]
-	l.Lock()
-	sketch.Merge(e.table.Sketch(v), delta)
-	l.Unlock()
-	e.batchDone()
-}
 
 // Ingest reads src to its end and inserts every update into the gutters;
 // the delta workers sketch full batches meanwhile. src's header must match
@@ -331,25 +287,15 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 // wrapping ctx's cause, with the number of batches still out, when ctx is
 // done first.
 func (e *Engine) Flush(ctx context.Context) error {
-	if e.cfg.Workers >= 0 {
-		e.gut.FlushLocal(e.apply)
-	} else {
+	if e.cfg.Remote {
 		e.gut.Flush()
+	} else {
+		e.gut.FlushLocal(e.st.ApplyNow)
 	}
-	target := e.gut.Stats().Batches
-	for e.applied.Load() < target {
-		select {
-		case <-e.progress:
-		case <-ctx.Done():
-			return e.flushError(ctx, target)
-		}
+	if err := e.st.Wait(ctx); err != nil {
+		return fmt.Errorf("ingest: flush: %w", err)
 	}
 	return nil
-}
-
-func (e *Engine) flushError(ctx context.Context, target uint64) error {
-	return fmt.Errorf("ingest: flush: %d of %d batches not applied: %w",
-		target-min(target, e.applied.Load()), target, context.Cause(ctx))
 }
 
 // Result is the answer to a connected-components query.

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -95,7 +96,6 @@ func (e *Engine) startQuery(ctx context.Context, background bool) (*PendingQuery
 	}
 	e.drainIDs = slices.Grow(e.drainIDs[:0], int(buffered))
 	e.drainIDs, e.drainRuns = e.gut.Drain(e.drainIDs, e.drainRuns[:0])
-	target := e.gut.Stats().Batches // batches handed out before this point
 	release := make(chan struct{})
 	e.gut.Hold(release)
 	e.pending = q
@@ -106,13 +106,9 @@ func (e *Engine) startQuery(ctx context.Context, background bool) (*PendingQuery
 		defer close(q.done)
 		defer close(release)
 		e.applyRuns(ids, runs, workers)
-		for e.applied.Load() < target {
-			select {
-			case <-e.progress:
-			case <-ctx.Done():
-				q.err = e.flushError(ctx, target)
-				return
-			}
+		if err := e.st.Wait(ctx); err != nil {
+			q.err = fmt.Errorf("ingest: flush: %w", err)
+			return
 		}
 		t1 := time.Now()
 		q.res, q.d, q.err = e.boruvka(workers)
@@ -126,7 +122,7 @@ func (e *Engine) startQuery(ctx context.Context, background bool) (*PendingQuery
 // boruvka answers from the sketches, which must be up to date.
 func (e *Engine) boruvka(workers int) (*Result, *dsu.DSU, error) {
 	d := dsu.New(e.cfg.Vertices)
-	forest, st, err := sketch.SpanningForestParallel(e.table, d, workers)
+	forest, st, err := sketch.SpanningForestParallel(e.st.Table(), d, workers)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,7 +140,7 @@ func (e *Engine) applyRuns(ids []uint32, runs []gutters.Run, workers int) {
 				return
 			}
 			for _, r := range runs[lo:min(lo+block, len(runs))] {
-				e.apply(r.Vertex, ids[r.Off:r.Off+r.Len])
+				e.st.ApplyNow(r.Vertex, ids[r.Off:r.Off+r.Len])
 			}
 		}
 	}

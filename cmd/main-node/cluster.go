@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -84,19 +85,21 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	return errs
 }
 
-// engineWorkers returns ingest.Config.Workers for --workers=workers.
-func (c *clusterConfig) engineWorkers(workers int) int {
+// engineWorkers returns ingest.Config's Workers and Remote for
+// --workers=workers: --local-workers=0 sends every batch to the workers.
+func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 	switch {
 	case c.localWorkers == 0:
-		return -1 // none: every batch goes through the distributor
+		return 0, true
 	case c.localWorkers > 0:
-		return c.localWorkers
+		return c.localWorkers, false
 	}
-	return workers
+	return workers, false
 }
 
 // cluster is the running scale-out machinery; a nil *cluster is a main
-// node alone, and its methods do nothing.
+// node alone: query then runs without a deadline, and stop and report do
+// nothing.
 type cluster struct {
 	m            *distributor.Membership
 	pool         *distributor.Pool
@@ -126,7 +129,7 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	if err != nil {
 		return nil, err
 	}
-	pool, err := distributor.NewPool(e, distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
+	pool, err := distributor.NewPool(e.Gutters(), e.Store(), distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
 		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, Logger: log.With("component", "distributor")})
 	if err != nil {
 		m.Shutdown()
@@ -136,7 +139,7 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
 	// At warn, so that the address shows at the default log level: workers
 	// need it to --join, scripts read it when --listen has port 0.
-	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", max(e.Config().Workers, 0))
+	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)
@@ -161,8 +164,9 @@ func (cl *cluster) query(ctx context.Context, e *ingest.Engine) (*ingest.Result,
 	defer cancel()
 	res, err := e.Query(qctx)
 	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
-		// Pool.Flush adds who holds the missing batches.
-		return nil, cl.pool.Flush(qctx)
+		if late := cl.pool.Late(); len(late) > 0 {
+			return nil, fmt.Errorf("workers did not answer in time: %s: %w", strings.Join(late, "; "), err)
+		}
 	}
 	return res, err
 }

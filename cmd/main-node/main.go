@@ -156,9 +156,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer closeSrc()
 	h := src.Header()
+	workers, remote := c.cluster.engineWorkers(c.workers)
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: c.cluster.engineWorkers(c.workers), QueueBatches: c.queueBatches, NoGreedy: c.noGreedy, Logger: log,
+		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, NoGreedy: c.noGreedy,
 		// Huge pages pay when most sketches and gutters get touched; on a
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
@@ -172,7 +173,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer e.Close()
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
-		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", max(e.Config().Workers, 0))
+		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
 
 	var points []pointQuery
 	if c.pointQueries != "" {
