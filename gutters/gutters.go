@@ -115,8 +115,6 @@ type Stats struct {
 	FlushedBatches uint64
 	// LocalBatches is the number of gutters FlushLocal applied itself.
 	LocalBatches uint64
-	// DrainedRuns is the number of gutters copied out by Drain.
-	DrainedRuns uint64
 }
 
 // Gutters is the set of per-vertex gutters.
@@ -130,7 +128,6 @@ type Gutters struct {
 	queue   chan Batch
 	stats   Stats
 	closed  bool
-	hold    <-chan struct{} // while open, emitting waits for it to close
 
 	staged     []stream.Update // updates not yet in the gutters (nil: no staging)
 	pairs      [][2]uint32     // staged (vertex, neighbour) pairs, grouped by vertex range
@@ -188,7 +185,7 @@ func (g *Gutters) Insert(e stream.Edge) {
 // vertices (see stageMinVertices) it first collects updates in a staging
 // buffer and inserts them in runs grouped by vertex range, so that the
 // appends of one run share cache lines; the staged updates reach the
-// gutters before any Flush, FlushLocal, Drain or Buffered.
+// gutters before any Flush or FlushLocal.
 func (g *Gutters) InsertBatch(us []stream.Update) {
 	g.stats.Updates += uint64(len(us))
 	if g.staged == nil {
@@ -304,16 +301,7 @@ func (g *Gutters) edgeOfGutter(v uint32) {
 
 // emit hands v's buffer to the queue and gives v a spare one.
 func (g *Gutters) emit(v uint32) {
-	g.waitHold()
 	g.handOver(v, <-g.free)
-}
-
-// waitHold waits while a query reads the sketches: no batch may reach them.
-func (g *Gutters) waitHold() {
-	if g.hold != nil {
-		<-g.hold
-		g.hold = nil
-	}
 }
 
 // handOver queues v's buffer as a batch and gives v the empty buffer spare.
@@ -364,7 +352,6 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 		if n == 0 {
 			continue
 		}
-		g.waitHold()
 		select {
 		case spare := <-g.free:
 			g.handOver(v, spare)
@@ -377,41 +364,6 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 	}
 	g.nonEmpt = g.nonEmpt[:0]
 }
-
-// Run names the ids of one vertex's gutter copied out by Drain:
-// ids[Off:Off+Len] of the slice Drain returned.
-type Run struct {
-	Vertex   uint32
-	Off, Len uint32
-}
-
-// Drain appends the contents of every non-empty gutter to ids, one Run per
-// gutter to runs, and empties the gutters; it returns the extended slices.
-// Nothing is emitted, so Drain never blocks: it lets a query take the
-// buffered updates while the reader goes on filling the emptied gutters.
-// The drained ids are not counted in Stats().Batches.
-func (g *Gutters) Drain(ids []uint32, runs []Run) ([]uint32, []Run) {
-	g.insertStaged()
-	for _, v := range g.nonEmpt {
-		g.listed[v] = false
-		n := g.tails[v].fill
-		if n == 0 {
-			continue
-		}
-		runs = append(runs, Run{Vertex: v, Off: uint32(len(ids)), Len: n})
-		ids = append(ids, g.buffer(g.tails[v].slot)[:n]...)
-		g.tails[v].fill = 0
-		g.stats.DrainedRuns++
-	}
-	g.nonEmpt = g.nonEmpt[:0]
-	return ids, runs
-}
-
-// Hold makes the next emission of a batch (a gutter filling up, or a
-// flush) wait until release is closed: while a query reads the sketches,
-// updates after the query's point stay in the gutters. Insert then blocks
-// only if a gutter fills before release.
-func (g *Gutters) Hold(release <-chan struct{}) { g.hold = release }
 
 // Buffered returns the number of neighbour ids held in gutters (twice the
 // updates not yet emitted).

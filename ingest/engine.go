@@ -19,7 +19,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"sketchcc/gutters"
 	"sketchcc/sketch"
@@ -58,9 +57,6 @@ type Config struct {
 	// keeps both the reader and the delta workers from parking (measured in
 	// results/perf-notes.md).
 	QueueBatches int
-	// NoGreedy turns off the greedy shortcut (DESIGN.md §5): every query
-	// then flushes and runs Boruvka.
-	NoGreedy bool
 	// HugePages asks the kernel for transparent huge pages for the sketch
 	// table and the gutters. With most vertices updated (a stream of at
 	// least as many updates as vertices) it speeds ingestion by 12–25%
@@ -115,31 +111,17 @@ func (c Config) Validate() error {
 
 // Engine owns the gutters, the sketch store and the local delta workers.
 //
-// Ingest, IngestN, Flush, Query and Close must be called from one
-// goroutine at a time. Updates is safe for concurrent use.
+// Ingest, IngestN, Flush and Close must be called from one goroutine at a
+// time. Updates is safe for concurrent use.
 type Engine struct {
-	cfg Config
-	st  *store.Store
-	gut *gutters.Gutters
-	wg  sync.WaitGroup // delta workers
-	qwg sync.WaitGroup // background queries
-
-	updates atomic.Uint64 // updates inserted into the gutters
-	greedy  greedyCC      // owned by the goroutine calling Ingest and Query
-	buf     []stream.Update
-
-	// A query whose flush and Boruvka run in the background while
-	// ingestion goes on (StartQuery), and what it needs; owned by the
-	// goroutine calling Ingest and Query.
-	pending     *PendingQuery
-	drainIDs    []uint32
-	drainRuns   []gutters.Run
-	replay      []stream.Update // updates since pending's point, for the greedy DSU
-	replayOK    bool            // replay holds all of them
-	gutterBytes int64           // memory of the gutters, bounds what a background query copies
-	hugePages   bool            // the kernel accepted Config.HugePages for both slabs
-
-	closed bool
+	cfg       Config
+	st        *store.Store
+	gut       *gutters.Gutters
+	wg        sync.WaitGroup // delta workers
+	updates   atomic.Uint64  // updates inserted into the gutters
+	buf       []stream.Update
+	hugePages bool // the kernel accepted Config.HugePages for both slabs
+	closed    bool
 }
 
 // New builds an Engine for cfg and starts its delta workers. It returns the
@@ -161,7 +143,6 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, st: st, gut: g}
-	_, e.gutterBytes, _ = Memory(cfg)
 	if cfg.HugePages {
 		t, gu := st.AdviseHugePages(), g.AdviseHugePages()
 		e.hugePages = t && gu
@@ -262,12 +243,6 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 		buf := e.buf[:min(uint64(len(e.buf)), n-done)]
 		k, err := src.Read(buf)
 		if k > 0 {
-			if e.pending != nil {
-				e.notePending(buf[:k])
-			}
-			if e.greedy.valid {
-				e.greedy.apply(buf[:k])
-			}
 			e.gut.InsertBatch(buf[:k])
 			done += uint64(k)
 			e.updates.Add(uint64(k))
@@ -298,47 +273,6 @@ func (e *Engine) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Result is the answer to a connected-components query.
-type Result struct {
-	// Components is the number of connected components.
-	Components int
-	// Labels holds a component label in [0, Components) per vertex,
-	// numbered by each component's smallest vertex; len = Vertices.
-	Labels []uint32
-	// Forest is a spanning forest of the graph: Vertices − Components edges.
-	Forest sketch.Forest
-	// Boruvka counts the rounds, samples, merges and failures.
-	Boruvka sketch.BoruvkaStats
-	// AfterUpdates is the number of updates ingested before the query.
-	AfterUpdates uint64
-	// Greedy is true when the answer came from the greedy shortcut's DSU,
-	// without a flush or Boruvka.
-	Greedy bool
-	// Flush is the time spent emptying the gutters and applying batches.
-	Flush time.Duration
-	// CC is the time spent in Boruvka and labelling.
-	CC time.Duration
-}
-
-// Query answers a connected-components query after every update ingested
-// so far: from the greedy shortcut's DSU while it is valid, else by
-// flushing the buffered updates into the sketches and running Boruvka's
-// algorithm over them. The sketches are left as they were, so Ingest may
-// continue afterwards. It returns an error wrapping
-// sketch.ErrTooManyRounds when the sketch columns run out (raise the sketch
-// factor), or ctx's cause when ctx is done during the flush; no partial
-// answer is returned then. Unlike StartQuery it flushes in place, copying
-// nothing.
-func (e *Engine) Query(ctx context.Context) (*Result, error) {
-	q, err := e.startQuery(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	res, err := q.Wait()
-	e.finishPending()
-	return res, err
-}
-
 // Close stops the delta workers and waits for them. Buffered updates that
 // were not flushed are dropped. Close waits for all goroutines started by
 // New; it is idempotent.
@@ -346,11 +280,6 @@ func (e *Engine) Close() error {
 	if e.closed {
 		return nil
 	}
-	if e.pending != nil {
-		e.pending.Wait()
-		e.pending = nil
-	}
-	e.qwg.Wait()
 	e.closed = true
 	err := e.gut.Close()
 	e.wg.Wait()

@@ -3,11 +3,7 @@ package sketch
 import (
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"testing"
-
-	"sketchcc/dsu"
-	"sketchcc/stream"
 )
 
 func TestParamsGeometry(t *testing.T) {
@@ -105,116 +101,5 @@ func TestApplyBatchAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, func() { tab.ApplyBatch(5, nb[:10]) }); n != 0 {
 		t.Errorf("Table.ApplyBatch allocates %v times per call", n)
-	}
-}
-
-// randomGraph returns the edges of a G(n, m) graph, plus extra edges
-// inserted and deleted again (toggled twice), as a list of updates.
-func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates []stream.Edge) {
-	present := map[stream.Edge]bool{}
-	for len(present) < m {
-		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		if a == b {
-			continue
-		}
-		present[stream.Edge{Src: a, Dst: b}.Canonical()] = true
-	}
-	for e := range present {
-		final = append(final, e)
-		updates = append(updates, e)
-	}
-	for range m / 3 { // transient edges: inserted and deleted
-		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		e := stream.Edge{Src: a, Dst: b}.Canonical()
-		if a == b || present[e] {
-			continue
-		}
-		updates = append(updates, e, e)
-	}
-	rng.Shuffle(len(updates), func(i, j int) { updates[i], updates[j] = updates[j], updates[i] })
-	return final, updates
-}
-
-// TestSpanningForestMatchesDSU checks Boruvka over the sketches against a
-// union-find over the final edge set, on random graphs from empty to dense,
-// and checks the forest: Vertices − Components real edges that span the
-// same partition.
-func TestSpanningForestMatchesDSU(t *testing.T) {
-	rng := rand.New(rand.NewPCG(42, 43))
-	cases := []struct {
-		n uint32
-		m int
-	}{{2, 0}, {2, 1}, {3, 1}, {50, 0}, {50, 20}, {200, 150}, {200, 400}, {1000, 600}, {1000, 5000}, {3000, 2900}, {500, 60000}}
-	for _, tc := range cases {
-		for seed := range uint64(3) {
-			p := mustParams(t, tc.n, 1, seed+1)
-			tab := NewTable(p)
-			final, updates := randomGraph(rng, tc.n, tc.m)
-			for _, e := range updates {
-				idx := EdgeIndex(e.Src, e.Dst)
-				p.Update(tab.Sketch(e.Src), idx)
-				p.Update(tab.Sketch(e.Dst), idx)
-			}
-			truth := dsu.New(tc.n)
-			isEdge := map[stream.Edge]bool{}
-			for _, e := range final {
-				truth.Union(e.Src, e.Dst)
-				isEdge[e] = true
-			}
-			d := dsu.New(tc.n)
-			forest, st, err := SpanningForest(tab, d)
-			if err != nil {
-				t.Fatalf("n=%d m=%d seed=%d: %v", tc.n, tc.m, seed, err)
-			}
-			if d.Sets() != truth.Sets() {
-				t.Fatalf("n=%d m=%d seed=%d: %d components, want %d (stats %+v)", tc.n, tc.m, seed, d.Sets(), truth.Sets(), st)
-			}
-			for v := range tc.n {
-				if d.Same(v, 0) != truth.Same(v, 0) {
-					t.Fatalf("n=%d m=%d: partition differs at vertex %d", tc.n, tc.m, v)
-				}
-			}
-			if len(forest.Edges) != int(tc.n)-truth.Sets() {
-				t.Fatalf("forest has %d edges, want %d", len(forest.Edges), int(tc.n)-truth.Sets())
-			}
-			fd := dsu.New(tc.n)
-			for _, e := range forest.Edges {
-				if !isEdge[e] {
-					t.Fatalf("forest edge %v is not in the graph", e)
-				}
-				if _, ok := fd.Union(e.Src, e.Dst); !ok {
-					t.Fatalf("forest edge %v closes a cycle", e)
-				}
-			}
-			if st.BadSamples != 0 {
-				t.Errorf("n=%d m=%d: %d bad samples", tc.n, tc.m, st.BadSamples)
-			}
-			// The query must not change the sketches, and the answer must
-			// not depend on the number of goroutines: a second, parallel
-			// query gives the same forest.
-			d2 := dsu.New(tc.n)
-			forest2, _, err := SpanningForestParallel(tab, d2, 4)
-			if err != nil || d2.Sets() != d.Sets() || !slices.Equal(forest.Edges, forest2.Edges) {
-				t.Fatalf("parallel query: %d components, %v, same forest %v", d2.Sets(), err,
-					slices.Equal(forest.Edges, forest2.Edges))
-			}
-		}
-	}
-}
-
-// TestSpanningForestRunsOut: with too few columns for the rounds a graph
-// needs, the query must say so instead of answering.
-func TestSpanningForestRunsOut(t *testing.T) {
-	p := mustParams(t, 4096, 1, 1)
-	p.Columns = 1 // one round cannot join a path of 4096 vertices
-	tab := NewTable(p)
-	for v := uint32(0); v+1 < 4096; v++ {
-		idx := EdgeIndex(v, v+1)
-		p.Update(tab.Sketch(v), idx)
-		p.Update(tab.Sketch(v+1), idx)
-	}
-	_, _, err := SpanningForest(tab, dsu.New(4096))
-	if !errors.Is(err, ErrTooManyRounds) {
-		t.Fatalf("err = %v, want ErrTooManyRounds", err)
 	}
 }

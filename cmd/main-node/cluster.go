@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -98,8 +97,8 @@ func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 }
 
 // cluster is the running scale-out machinery; a nil *cluster is a main
-// node alone: query then runs without a deadline, and stop and report do
-// nothing.
+// node alone: queries then flush without a deadline, and stop and report
+// do nothing.
 type cluster struct {
 	m            *distributor.Membership
 	pool         *distributor.Pool
@@ -153,22 +152,21 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	return cl, nil
 }
 
-// query runs e.Query with the flush deadline; a flush that misses it fails
-// with the names of the workers that still hold batches.
-func (cl *cluster) query(ctx context.Context, e *ingest.Engine) (*ingest.Result, error) {
+// late names who holds the batches a flush waits for; nil for a main
+// node alone.
+func (cl *cluster) late() func() []string {
 	if cl == nil {
-		return e.Query(ctx)
+		return nil
 	}
-	qctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
-		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
-	defer cancel()
-	res, err := e.Query(qctx)
-	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
-		if late := cl.pool.Late(); len(late) > 0 {
-			return nil, fmt.Errorf("workers did not answer in time: %s: %w", strings.Join(late, "; "), err)
-		}
+	return cl.pool.Late
+}
+
+// flushDeadline is --flush-timeout, or 0 (none) for a main node alone.
+func (cl *cluster) flushDeadline() time.Duration {
+	if cl == nil {
+		return 0
 	}
-	return res, err
+	return cl.flushTimeout
 }
 
 // stop tells the workers to stop, closes the distributors (sketching any

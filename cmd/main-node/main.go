@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sketchcc/cc"
 	"sketchcc/ingest"
 	"sketchcc/stream"
 
@@ -159,7 +160,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	workers, remote := c.cluster.engineWorkers(c.workers)
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, NoGreedy: c.noGreedy,
+		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches,
 		// Huge pages pay when most sketches and gutters get touched; on a
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
@@ -194,7 +195,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cl.stop()
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
-	res, err := ingestAndQuery(ctx, c, e, cl, src, points, log)
+	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, runtime.GOMAXPROCS(0)),
+		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
+	res, err := ingestAndQuery(ctx, c, room, src, points, log)
 	stopProgress()
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"sketchcc/cc"
 	"sketchcc/ingest"
 	"sketchcc/internal/hugepage"
 	"sketchcc/sketch"
@@ -122,7 +123,7 @@ peak RSS      %s
 }
 
 // queryLine describes how the final answer was computed.
-func queryLine(res *ingest.Result) string {
+func queryLine(res *cc.Result) string {
 	if res.Greedy {
 		return fmt.Sprintf("answered from the greedy DSU in %.4f s (no flush needed)", res.CC.Seconds())
 	}
@@ -156,7 +157,7 @@ func humanBytes(b int64) string {
 
 // writeOutputs writes the --labels and --forest files, their names
 // followed by suffix.
-func writeOutputs(c config, res *ingest.Result, suffix string) error {
+func writeOutputs(c config, res *cc.Result, suffix string) error {
 	if c.labels != "" {
 		err := writeLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
 			b = strconv.AppendUint(b, uint64(i), 10)
