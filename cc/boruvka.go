@@ -54,13 +54,13 @@ type BoruvkaStats struct {
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
 func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(t, d, workers, t.Params().Columns)
+	return spanningForest(t, d, workers, t.Params().Columns())
 }
 
 // spanningForest is SpanningForest with at most rounds rounds (<= columns).
 func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, BoruvkaStats, error) {
 	p := t.Params()
-	n := p.Vertices
+	n := p.Vertices()
 	if d.Len() != n {
 		return Forest{}, BoruvkaStats{}, fmt.Errorf("cc: DSU has %d ids, table %d vertices", d.Len(), n)
 	}
@@ -153,7 +153,7 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 		}
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
-		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor, p.Columns)
+		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())
 }
 
 type sample struct {
@@ -198,15 +198,15 @@ func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sk
 // active[i], whose vertices are members[start[i]:start[i+1]].
 func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
 	p := t.Params()
-	w := p.Rows + 1
-	colLo, colHi := 1+r*p.Rows, 1+(r+1)*p.Rows
+	w := p.Rows() + 1
+	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
 	// A supernode of many vertices (the giant component of a dense graph)
 	// is merged by all goroutines, each into its own view, so that it does
 	// not leave one goroutine working while the others wait.
 	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; big(ms) {
-			samples[i].idx, samples[i].res = p.Sample(mergeParallel(t, ms, colLo, colHi, workers), r)
+			samples[i].idx, samples[i].res = p.SampleColumn(mergeParallel(t, ms, colLo, colHi, workers))
 		}
 	}
 	var next atomic.Int64
@@ -233,7 +233,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 					view[0].Gamma ^= s[0].Gamma
 					sketch.Merge(view[1:], s[colLo:colHi])
 				}
-				samples[i].idx, samples[i].res = p.Sample(view, r)
+				samples[i].idx, samples[i].res = p.SampleColumn(view)
 			}
 		}
 	}

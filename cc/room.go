@@ -138,7 +138,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	t1 := time.Now()
-	d := dsu.New(r.st.Params().Vertices)
+	d := dsu.New(r.st.Params().Vertices())
 	forest, st, err := SpanningForest(r.st.Table(), d, r.cfg.Workers)
 	if err != nil {
 		return nil, err

@@ -244,7 +244,7 @@ func goldenFrames() map[string][]byte {
 	}
 	return map[string][]byte{
 		"hello.bin":   frameBytes(helloMsg, &hello{Name: "main", Nonce: nonce}, nil),
-		"params.bin":  frameBytes(paramsMsg, &params{Vertices: 16, Factor: 1, Seed: 3, Rows: p.Rows, Columns: p.Columns, MaxBatchUpdates: 8, MAC: nonce}, nil),
+		"params.bin":  frameBytes(paramsMsg, &params{Vertices: 16, Factor: 1, Seed: 3, Rows: p.Rows(), Columns: p.Columns(), MaxBatchUpdates: 8, MAC: nonce}, nil),
 		"ready.bin":   frameBytes(readyMsg, &ready{Threads: 2}, nil),
 		"batches.bin": frameBytes(batchesMsg, []batchEntry{{1, 3, 3}, {2, 4, 1}}, uint32Bytes([]uint32{1, 2, 5, 9})),
 		"deltas.bin":  frameBytes(deltasMsg, []uint64{1}, sketch.AppendDelta(nil, 3, delta)),

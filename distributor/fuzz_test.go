@@ -48,7 +48,7 @@ func decodeFrames(data []byte) (int, error) {
 		case batchesMsg:
 			if err = fr.dec.decode(h, &entries, maxFrameBatches); err == nil {
 				var total int
-				if total, err = checkBatches(entries, size, p.Vertices, 8); err == nil {
+				if total, err = checkBatches(entries, size, p.Vertices(), 8); err == nil {
 					if err = fr.payload(payload); err == nil && len(bytesUint32(payload)) != total {
 						panic("BUG: batch payload length")
 					}

@@ -66,7 +66,7 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 		fw.write(errorMsg, &failure{Reason: "authentication failed: the worker's cluster key differs from the main node's"})
 		return res, fmt.Errorf("%w: the worker did not answer the challenge with the main node's cluster key", ErrAuth)
 	}
-	m := &params{Vertices: p.Vertices, Factor: p.Factor, Seed: p.Seed, Rows: p.Rows, Columns: p.Columns,
+	m := &params{Vertices: p.Vertices(), Factor: p.Factor(), Seed: p.Seed(), Rows: p.Rows(), Columns: p.Columns(),
 		MaxBatchUpdates: maxBatch, MAC: authMAC(key, "main", h.Nonce, mine)}
 	if _, err := fw.write(paramsMsg, m); err != nil {
 		return res, err
@@ -112,9 +112,9 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 		return sketch.Params{}, 0, fmt.Errorf("%w: the main node did not answer the challenge with the worker's cluster key", ErrAuth)
 	}
 	p, err := sketch.NewParams(m.Vertices, m.Factor, m.Seed)
-	if err == nil && (p.Rows != m.Rows || p.Columns != m.Columns) {
+	if err == nil && (p.Rows() != m.Rows || p.Columns() != m.Columns) {
 		err = fmt.Errorf("main node sketches have %d rows × %d columns, this build computes %d × %d",
-			m.Rows, m.Columns, p.Rows, p.Columns)
+			m.Rows, m.Columns, p.Rows(), p.Columns())
 	}
 	if err == nil && (m.MaxBatchUpdates < 1 || m.MaxBatchUpdates > maxBatchUpdates) {
 		err = fmt.Errorf("batches of up to %d updates, need [1, %d]", m.MaxBatchUpdates, maxBatchUpdates)

@@ -125,7 +125,7 @@ func (e *testPipe) checkTable(t testing.TB, us []stream.Update) {
 		want.ApplyBatch(u.Dst, []uint32{u.Src})
 	}
 	bad := 0
-	for v := range e.p.Vertices {
+	for v := range e.p.Vertices() {
 		got, w := e.st.Table().Sketch(v), want.Sketch(v)
 		for i := range w {
 			if got[i] != w[i] {
@@ -138,7 +138,7 @@ func (e *testPipe) checkTable(t testing.TB, us []stream.Update) {
 		}
 	}
 	if bad > 0 {
-		t.Fatalf("%d of %d vertices' sketches differ from the directly computed ones", bad, e.p.Vertices)
+		t.Fatalf("%d of %d vertices' sketches differ from the directly computed ones", bad, e.p.Vertices())
 	}
 }
 

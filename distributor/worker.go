@@ -288,7 +288,7 @@ func (w *Worker) serveConn(c net.Conn) {
 		return
 	}
 	c.SetDeadline(time.Time{})
-	log.Info("main node connected", "vertices", p.Vertices, "threads", w.cfg.Threads)
+	log.Info("main node connected", "vertices", p.Vertices(), "threads", w.cfg.Threads)
 	fr.maxHeader = maxHeaderBytes
 	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatch*4)
 
@@ -374,7 +374,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
 		}
-		total, err := checkBatches(entries, n, p.Vertices, maxBatch)
+		total, err := checkBatches(entries, n, p.Vertices(), maxBatch)
 		if err != nil {
 			return &ProtocolError{Worker: "main node", Err: err}
 		}

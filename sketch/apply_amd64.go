@@ -20,9 +20,9 @@ func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay 
 
 // applyBatchFast runs the AVX-512 kernel when the CPU has it and reports
 // whether it did.
-func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
+func (p Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
 	l := p.lanes
-	if !haveAVX512 || len(neighbors) == 0 || l == nil || p.Rows != l.rows || p.Columns != l.columns {
+	if !haveAVX512 || len(neighbors) == 0 {
 		return false
 	}
 	pf := 0

@@ -7,7 +7,7 @@ package sketch
 // weakhash (whose hash the kernel does not compute).
 const haveAVX512 = false
 
-func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool { return false }
+func (p Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool { return false }
 
 // Kernel names the code that ApplyBatch runs on this machine: always
 // "portable" (the Go loop) in this build.

@@ -84,7 +84,7 @@ func BenchmarkSample(b *testing.B) {
 		if _, r := p.Sample(s, c); r == Fail {
 			fails++
 		}
-		c = (c + 1) % p.Columns
+		c = (c + 1) % p.columns
 	}
 	b.ReportMetric(float64(fails)/float64(b.N), "fails/op")
 }

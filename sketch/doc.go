@@ -1,6 +1,7 @@
 // Package sketch implements the per-vertex linear sketches of sketchcc: one
 // CameoSketch-style ℓ0 sampler per vertex over its incidence vector, kept for
-// all vertices in one contiguous slab, and Boruvka's algorithm over them.
+// all vertices in one contiguous slab. Boruvka's algorithm over them is
+// package cc's.
 //
 // The sketch is the AGM sketch (Ahn, Guha, McGregor, "Analyzing graph
 // structure via linear measurements", SODA 2012) in the column layout of
@@ -25,8 +26,10 @@
 // Gamma == hc(Alpha) and Alpha != 0.
 //
 // The checksum hash hc and each column hash hcol_c use independent seeds
-// derived from Params.Seed. All sketches that are merged must share Params.
+// derived from Params.Seed(). All sketches that are merged must share
+// Params.
 //
-// Sketches are deterministic given Params and not safe for concurrent use;
-// the caller serialises access to one vertex's buckets.
+// The package is single-threaded and starts no goroutine. Sketches are
+// deterministic given Params and not safe for concurrent use; the caller
+// serialises access to one vertex's buckets (package store does).
 package sketch

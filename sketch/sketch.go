@@ -45,17 +45,17 @@ func (r Result) String() string {
 // Update XORs edge index idx into the sketch s, which holds
 // BucketsPerVertex buckets: into the deterministic bucket and into one
 // bucket of each column. Inserting and deleting are the same toggle.
-func (p *Params) Update(s []Bucket, idx uint64) {
-	p.updateIndex(s[:p.BucketsPerVertex()], idx)
+func (p Params) Update(s []Bucket, idx uint64) {
+	updateIndex(p.seeds, p.rows, p.columns, s[:p.BucketsPerVertex()], idx)
 }
 
-func (p *Params) updateIndex(s []Bucket, idx uint64) {
-	seeds := p.seeds
-	rows := p.Rows
+// updateIndex XORs idx into s, a sketch of columns columns of rows rows
+// hashed with seeds (Params' fields).
+func updateIndex(seeds *[MaxColumns + 1]uint64, rows, columns int, s []Bucket, idx uint64) {
 	g := hash(idx, seeds[0])
 	s[0].Alpha ^= idx
 	s[0].Gamma ^= g
-	colSeeds := seeds[1 : 1+p.Columns]
+	colSeeds := seeds[1 : 1+columns]
 	base := 1
 	for _, cs := range colSeeds {
 		if d := depth(hash(idx, cs)); d < rows {
@@ -73,40 +73,45 @@ func (p *Params) updateIndex(s []Bucket, idx uint64) {
 // On amd64 CPUs with AVX-512 (F, DQ, CD, VL) it runs an assembly kernel
 // that hashes 8 columns per instruction and writes the same buckets as the
 // portable loop, bit for bit (apply_amd64.s; -tags purego turns it off).
-func (p *Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
+func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	s = s[:p.BucketsPerVertex()]
 	if p.applyBatchFast(s, v, neighbors) {
 		return
 	}
+	seeds, rows, columns := p.seeds, p.rows, p.columns
 	for _, u := range neighbors {
-		p.updateIndex(s, EdgeIndex(v, u))
+		updateIndex(seeds, rows, columns, s, EdgeIndex(v, u))
 	}
 }
 
 // Good reports whether b holds exactly one index (with probability
 // 1 − 2^−64 when it does not).
-func (p *Params) Good(b Bucket) bool {
+func (p Params) Good(b Bucket) bool {
 	return b.Alpha != 0 && b.Gamma == hash(b.Alpha, p.seeds[0])
 }
 
-// Sample draws an index from sketch s using column c (one column per
-// Boruvka round). It returns Zero if the deterministic bucket is empty,
-// Good with the index if the deterministic bucket or any bucket of column c
-// (from row 0 upward) is good, and Fail otherwise. s may be a full sketch
-// or a column view from ColumnView.
-func (p *Params) Sample(s []Bucket, c int) (idx uint64, r Result) {
-	det := s[0]
+// Sample draws an index from sketch s (BucketsPerVertex buckets) using
+// column c (one column per Boruvka round), c < Columns. It returns Zero if
+// the deterministic bucket is empty, Good with the index if the
+// deterministic bucket or any bucket of column c (from row 0 upward) is
+// good, and Fail otherwise.
+func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result) {
+	return p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
+}
+
+// SampleColumn is Sample for a column view: Rows+1 buckets, the
+// deterministic bucket and then the rows of one column, as a query builds
+// when it merges only the column of its round.
+func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result) {
+	return p.sample(view[0], view[1:1+p.rows])
+}
+
+func (p Params) sample(det Bucket, col []Bucket) (idx uint64, r Result) {
 	if det.Alpha == 0 && det.Gamma == 0 {
 		return 0, Zero
 	}
 	if p.Good(det) {
 		return det.Alpha, Good
-	}
-	var col []Bucket
-	if len(s) == p.Rows+1 {
-		col = s[1:]
-	} else {
-		col = s[1+c*p.Rows : 1+(c+1)*p.Rows]
 	}
 	for _, b := range col {
 		if p.Good(b) {
@@ -125,9 +130,6 @@ func Merge(dst, src []Bucket) {
 		dst[i].Gamma ^= src[i].Gamma
 	}
 }
-
-// Clear sets every bucket of s to zero.
-func Clear(s []Bucket) { clear(s) }
 
 // IsZero reports whether every bucket of s is zero.
 func IsZero(s []Bucket) bool {
@@ -155,11 +157,11 @@ type Table struct {
 // NewTable returns a Table of zero sketches for p.
 func NewTable(p Params) *Table {
 	per := p.BucketsPerVertex()
-	return &Table{p: p, per: per, buckets: make([]Bucket, int(p.Vertices)*per)}
+	return &Table{p: p, per: per, buckets: make([]Bucket, int(p.vertices)*per)}
 }
 
 // Params returns the table's parameters.
-func (t *Table) Params() *Params { return &t.p }
+func (t *Table) Params() Params { return t.p }
 
 // Bytes returns the table's sketch memory in bytes.
 func (t *Table) Bytes() int64 { return int64(len(t.buckets)) * BucketBytes }
@@ -184,13 +186,10 @@ func (t *Table) ApplyBatch(v uint32, neighbors []uint32) {
 // sketch.
 func (t *Table) AdviseHugePages() bool { return hugepage.Advise(t.buckets) }
 
-// Reset zeroes every sketch.
-func (t *Table) Reset() { clear(t.buckets) }
-
 // Delta computes into dst (BucketsPerVertex buckets, overwritten) the
 // sketch of vertex v's batch: the delta a worker returns and the main node
 // merges into v's sketch with Merge. Deltas commute.
-func (p *Params) Delta(dst []Bucket, v uint32, neighbors []uint32) {
+func (p Params) Delta(dst []Bucket, v uint32, neighbors []uint32) {
 	dst = dst[:p.BucketsPerVertex()]
 	clear(dst)
 	p.ApplyBatch(dst, v, neighbors)

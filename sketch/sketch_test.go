@@ -10,9 +10,9 @@ func TestParamsGeometry(t *testing.T) {
 	f := func(v uint32, factor float64, rows, cols, bytes int) {
 		t.Helper()
 		p := mustParams(t, v, factor, 1)
-		if p.Rows != rows || p.Columns != cols || p.BytesPerVertex() != bytes {
+		if p.rows != rows || p.columns != cols || p.BytesPerVertex() != bytes {
 			t.Errorf("V=%d f=%v: R=%d S=%d bytes=%d, want R=%d S=%d bytes=%d",
-				v, factor, p.Rows, p.Columns, p.BytesPerVertex(), rows, cols, bytes)
+				v, factor, p.rows, p.columns, p.BytesPerVertex(), rows, cols, bytes)
 		}
 	}
 	// DESIGN.md §2: V = 2^17 gives R = 34, S = 24, 817 buckets, 13,072 bytes.
@@ -83,7 +83,7 @@ func TestSampleSingleEdgeIsGood(t *testing.T) {
 	p := mustParams(t, 100, 1, 3)
 	s := make([]Bucket, p.BucketsPerVertex())
 	p.Update(s, EdgeIndex(7, 42))
-	for c := range p.Columns {
+	for c := range p.columns {
 		idx, r := p.Sample(s, c)
 		if r != Good || idx != EdgeIndex(42, 7) {
 			t.Fatalf("column %d: %v %#x", c, r, idx)

@@ -54,7 +54,7 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 	for _, k := range []int{2, 3, 5, 16, 100, 1000} {
 		for _, structured := range []bool{false, true} {
 			p := mustParams(t, vertices, 1, 0xfeed+uint64(k))
-			trials := max(40, 24000/k) // sketches; each gives p.Columns samples
+			trials := max(40, 24000/k) // sketches; each gives p.columns samples
 			if testing.Short() {
 				trials = max(20, trials/8)
 			}
@@ -79,7 +79,7 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 					in[EdgeIndex(v, u)] = true
 				}
 				p.Delta(s, v, nb)
-				for c := range p.Columns {
+				for c := range p.columns {
 					idx, r := p.Sample(s, c)
 					samples++
 					switch r {
@@ -94,18 +94,18 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 					}
 				}
 			}
-			want := idealFail(k, p.Rows)
+			want := idealFail(k, p.rows)
 			got := float64(fails) / float64(samples)
 			sd := math.Sqrt(want * (1 - want) / float64(samples))
 			t.Logf("k=%d structured=%v: fail rate %.4f, ideal %.4f ± %.4f (%d samples), wrong %d",
 				k, structured, got, want, sd, samples, wrong)
 			if wrong != 0 {
 				t.Errorf("k=%d structured=%v: %d wrong samples in %d (seed %#x); expected 0",
-					k, structured, wrong, samples, p.Seed)
+					k, structured, wrong, samples, p.seed)
 			}
 			if math.Abs(got-want) > 5*sd+1e-9 {
 				t.Errorf("k=%d structured=%v: fail rate %.4f, ideal %.4f; off by %.1f sd (seed %#x)",
-					k, structured, got, want, math.Abs(got-want)/sd, p.Seed)
+					k, structured, got, want, math.Abs(got-want)/sd, p.seed)
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func TestStatisticalDepthIndependence(t *testing.T) {
 		return x
 	}
 	const threshold = 80
-	for c := 0; c+1 < p.Columns; c++ {
+	for c := 0; c+1 < p.columns; c++ {
 		if x := chi2(p.seeds[1+c], p.seeds[2+c]); x > threshold {
 			t.Errorf("columns %d and %d: chi-square %.1f > %d: depths not independent/geometric", c, c+1, x, threshold)
 		}
@@ -175,9 +175,9 @@ func TestStatisticalChecksum(t *testing.T) {
 		count := make([]int, len(s))
 		for _, u := range nb {
 			idx := EdgeIndex(v, u)
-			for c := range p.Columns {
-				if d := depth(hash(idx, p.seeds[1+c])); d < p.Rows {
-					count[1+c*p.Rows+d]++
+			for c := range p.columns {
+				if d := depth(hash(idx, p.seeds[1+c])); d < p.rows {
+					count[1+c*p.rows+d]++
 				}
 			}
 		}

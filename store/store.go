@@ -67,7 +67,7 @@ type Store struct {
 // New returns a Store of zero sketches for p: p.TableBytes() bytes, backed
 // by memory as vertices are touched.
 func New(p sketch.Params) *Store {
-	s := &Store{p: p, table: sketch.NewTable(p), locks: make([]sync.Mutex, p.Vertices),
+	s := &Store{p: p, table: sketch.NewTable(p), locks: make([]sync.Mutex, p.Vertices()),
 		progress: make(chan struct{}, 1)}
 	s.mu.out = make(map[Ticket]uint32)
 	return s

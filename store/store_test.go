@@ -22,7 +22,7 @@ func newStore(t testing.TB) *Store {
 // snapshot copies every vertex's sketch.
 func snapshot(s *Store) [][]sketch.Bucket {
 	var out [][]sketch.Bucket
-	for v := range s.Params().Vertices {
+	for v := range s.Params().Vertices() {
 		out = append(out, slices.Clone(s.Table().Sketch(v)))
 	}
 	return out
@@ -121,7 +121,7 @@ func TestApplyMergeAndNowAgree(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatal(err)
 	}
-	for v := range s.Params().Vertices {
+	for v := range s.Params().Vertices() {
 		if !slices.Equal(s.Table().Sketch(v), want.Sketch(v)) {
 			t.Fatalf("vertex %d: sketch differs from the batches applied directly", v)
 		}

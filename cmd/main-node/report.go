@@ -74,7 +74,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		CCSeconds:           res.CC.Seconds(),
 		BoruvkaRounds:       res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
-		SketchColumns: p.Columns, SketchRows: p.Rows,
+		SketchColumns: p.Columns(), SketchRows: p.Rows(),
 		BatchUpdates: e.BatchUpdates(), LocalWorkers: e.Config().Workers,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
 		clusterReport: cl.report(res.AfterUpdates),
