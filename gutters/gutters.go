@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 
 	"sketchcc/internal/hugepage"
 	"sketchcc/stream"
@@ -128,10 +127,7 @@ type Gutters struct {
 	queue   chan Batch
 	stats   Stats
 	closed  bool
-
-	staged     []stream.Update // updates not yet in the gutters (nil: no staging)
-	pairs      [][2]uint32     // staged (vertex, neighbour) pairs, grouped by vertex range
-	stageShift uint            // vertex >> stageShift is its range, < stageBuckets
+	stage   *stage // updates not yet in the gutters; nil below stageMinVertices
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -156,9 +152,7 @@ func New(cfg Config) (*Gutters, error) {
 		g.tails[v].slot = int32(v)
 	}
 	if cfg.Vertices >= stageMinVertices {
-		g.staged = make([]stream.Update, 0, stageUpdates)
-		g.pairs = make([][2]uint32, 2*stageUpdates)
-		g.stageShift = uint(max(0, bits.Len32(cfg.Vertices-1)-8))
+		g.stage = newStage(cfg.Vertices)
 	}
 	for i := range cfg.QueueBatches {
 		g.free <- int32(n + i)
@@ -188,7 +182,7 @@ func (g *Gutters) Insert(e stream.Edge) {
 // gutters before any Flush or FlushLocal.
 func (g *Gutters) InsertBatch(us []stream.Update) {
 	g.stats.Updates += uint64(len(us))
-	if g.staged == nil {
+	if g.stage == nil {
 		slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
 		for i := range us {
 			s, d := us[i].Src, us[i].Dst
@@ -202,55 +196,21 @@ func (g *Gutters) InsertBatch(us []stream.Update) {
 		return
 	}
 	for len(us) > 0 {
-		k := copy(g.staged[len(g.staged):cap(g.staged)], us)
-		g.staged = g.staged[:len(g.staged)+k]
-		us = us[k:]
-		if len(g.staged) == cap(g.staged) {
+		var full bool
+		us, full = g.stage.add(us)
+		if full {
 			g.insertStaged()
 		}
 	}
 }
 
-// stageMinVertices is the vertex count from which InsertBatch stages: below
-// it the gutters' tails fit in the caches and staging only adds copies.
-// stageUpdates is the staging buffer, in updates (12 MiB, plus 16 MiB of
-// sorted pairs): with 2^17 vertices a vertex gets about 16 appends per
-// staged run, so an append mostly hits a line the previous one brought in.
-// stageBuckets is the number of vertex ranges the pairs are grouped by.
-const (
-	stageMinVertices = 1 << 16
-	stageUpdates     = 1 << 20
-	stageBuckets     = 256
-)
-
-// insertStaged groups the staged updates' (vertex, neighbour) pairs by
-// vertex range with a counting sort and appends them range by range.
+// insertStaged appends the staged updates' pairs, grouped by vertex range.
 func (g *Gutters) insertStaged() {
-	if len(g.staged) == 0 {
+	if g.stage == nil {
 		return
 	}
-	var pos [stageBuckets + 1]int
-	shift := g.stageShift
-	for i := range g.staged {
-		pos[g.staged[i].Src>>shift+1]++
-		pos[g.staged[i].Dst>>shift+1]++
-	}
-	for b := 1; b <= stageBuckets; b++ {
-		pos[b] += pos[b-1]
-	}
-	pairs := g.pairs[:2*len(g.staged)]
-	for i := range g.staged {
-		s, d := g.staged[i].Src, g.staged[i].Dst
-		p := &pos[s>>shift]
-		pairs[*p] = [2]uint32{s, d}
-		*p++
-		p = &pos[d>>shift]
-		pairs[*p] = [2]uint32{d, s}
-		*p++
-	}
-	g.staged = g.staged[:0]
 	slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
-	for _, pr := range pairs {
+	for _, pr := range g.stage.take() {
 		if appendID(slab, tails, per, pr[0], pr[1]) {
 			g.edgeOfGutter(pr[0])
 		}
@@ -325,26 +285,23 @@ func (g *Gutters) buffer(slot int32) []uint32 {
 // Flush emits every non-empty gutter as a batch. It blocks as Insert does,
 // so a consumer must be draining Batches. The caller learns that the
 // batches have been applied from its consumer, not from Flush.
-func (g *Gutters) Flush() {
-	g.insertStaged()
-	for _, v := range g.nonEmpt {
-		g.listed[v] = false
-		if g.tails[v].fill > 0 {
-			g.emit(v)
-			g.stats.FlushedBatches++
-		}
-	}
-	g.nonEmpt = g.nonEmpt[:0]
-}
+func (g *Gutters) Flush() { g.flush(nil) }
 
 // FlushLocal is Flush for a caller that can sketch batches itself: while a
 // spare buffer is free it emits as Flush does, and when none is, instead of
 // blocking, it calls apply with the gutter's vertex and neighbour ids (valid
 // only during the call) and empties the gutter. A query's flush then keeps
 // every core busy: the consumers drain the queue while the flushing
-// goroutine sketches the rest. Batches passed to apply are not counted in
+// goroutine sketches the rest. Batches passed to apply are not queued:
+// Config.Queue is not called for them, nor are they counted in
 // Stats().Batches.
-func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
+func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) { g.flush(apply) }
+
+// flush takes every non-empty gutter, after the staged updates: it hands
+// the gutter over as a batch, waiting for a spare buffer, or, when local
+// is set and no spare is free, passes it to local and empties it in place.
+// It is the one walk over the non-empty gutters.
+func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32)) {
 	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
@@ -352,12 +309,17 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 		if n == 0 {
 			continue
 		}
+		if local == nil {
+			g.emit(v)
+			g.stats.FlushedBatches++
+			continue
+		}
 		select {
 		case spare := <-g.free:
 			g.handOver(v, spare)
 			g.stats.FlushedBatches++
 		default:
-			apply(v, g.buffer(g.tails[v].slot)[:n:n])
+			local(v, g.buffer(g.tails[v].slot)[:n:n])
 			g.tails[v].fill = 0
 			g.stats.LocalBatches++
 		}
@@ -365,13 +327,15 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 	g.nonEmpt = g.nonEmpt[:0]
 }
 
-// Buffered returns the number of neighbour ids held in gutters (twice the
-// updates not yet emitted).
+// Buffered returns the number of neighbour ids held in gutters and in the
+// staging buffer (twice the updates not yet emitted). It changes nothing.
 func (g *Gutters) Buffered() uint64 {
-	g.insertStaged()
 	var n uint64
 	for _, v := range g.nonEmpt {
 		n += uint64(g.tails[v].fill)
+	}
+	if g.stage != nil {
+		n += 2 * uint64(len(g.stage.updates))
 	}
 	return n
 }
