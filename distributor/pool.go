@@ -28,7 +28,8 @@ type Config struct {
 	// Credits is the number of batches in flight to one worker: sent and
 	// not yet answered by a delta. It bounds the main node's memory per
 	// worker (Credits · batch bytes) and, with the gutters' queue, makes
-	// back-pressure reach the stream reader. Zero means 64.
+	// back-pressure reach the stream reader. At most MaxCredits; zero means
+	// DefaultCredits.
 	Credits int
 	// FrameBytes is the batch payload at which a frame is sent at once, in
 	// bytes. Zero means 512 KiB.
@@ -64,9 +65,15 @@ type Config struct {
 // (work_distributor.h), with MPI's higher per-message cost.
 const DefaultLocalCutoff = 32
 
+// DefaultCredits and MaxCredits bound Config.Credits.
+const (
+	DefaultCredits = 64
+	MaxCredits     = 1 << 16
+)
+
 func (c *Config) ensureDefaults() {
 	if c.Credits == 0 {
-		c.Credits = 64
+		c.Credits = DefaultCredits
 	}
 	if c.FrameBytes == 0 {
 		c.FrameBytes = 512 << 10
@@ -94,8 +101,8 @@ func (c *Config) ensureDefaults() {
 // Validate reports every problem with c at once.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Credits < 0 || c.Credits > 1<<16 {
-		errs = append(errs, fmt.Errorf("distributor: %d credits, need [1, 65536]", c.Credits))
+	if c.Credits < 0 || c.Credits > MaxCredits {
+		errs = append(errs, fmt.Errorf("distributor: %d credits, need [1, %d]", c.Credits, MaxCredits))
 	}
 	if c.FrameBytes < 0 {
 		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))

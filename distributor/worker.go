@@ -23,7 +23,7 @@ type WorkerConfig struct {
 	// logs. Empty means the listener's address.
 	Name string
 	// Threads is the number of goroutines computing deltas for each
-	// connection. Zero means runtime.GOMAXPROCS(0).
+	// connection, at most MaxThreads. Zero means runtime.GOMAXPROCS(0).
 	Threads int
 	// Key is the cluster key that the handshake authenticates with (an
 	// HMAC challenge in both directions). Nil means no key: only a main
@@ -43,6 +43,9 @@ type WorkerConfig struct {
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 }
+
+// MaxThreads bounds WorkerConfig.Threads.
+const MaxThreads = 4096
 
 // DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
 const DefaultMaxFrameBytes = 64 << 20
@@ -74,8 +77,8 @@ func (c *WorkerConfig) ensureDefaults() {
 // Validate reports every problem with c at once.
 func (c WorkerConfig) Validate() error {
 	var errs []error
-	if c.Threads < 0 || c.Threads > 4096 {
-		errs = append(errs, fmt.Errorf("distributor: %d threads, need [1, 4096]", c.Threads))
+	if c.Threads < 0 || c.Threads > MaxThreads {
+		errs = append(errs, fmt.Errorf("distributor: %d threads, need [1, %d]", c.Threads, MaxThreads))
 	}
 	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))

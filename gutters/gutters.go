@@ -27,28 +27,32 @@ import (
 	"sketchcc/stream"
 )
 
+// Defaults and bounds of Config's fields.
+const (
+	DefaultBatchUpdates = 1024
+	MaxBatchUpdates     = 1 << 24
+	DefaultQueueBatches = 16
+	MaxQueueBatches     = 1 << 20
+)
+
 // Config configures Gutters. A zero field takes its default.
 type Config struct {
-	// Vertices is the number of vertices; ids are in [0, Vertices).
+	// Vertices is the number of vertices, in [2, 2^31); ids are in
+	// [0, Vertices).
 	Vertices uint32
 	// BatchUpdates is the number of neighbour ids a gutter holds before it
-	// becomes a batch. Zero means 1024. The ingestion pipeline sizes it
-	// from the sketch: batch factor · sketch bytes per vertex / 4
-	// (DESIGN.md §3).
+	// becomes a batch, at most MaxBatchUpdates. Zero means
+	// DefaultBatchUpdates. The ingestion pipeline sizes it from the
+	// sketch: batch factor · sketch bytes per vertex / 4 (DESIGN.md §3).
 	BatchUpdates int
 	// QueueBatches is the number of spare buffers: full batches queued or
-	// being sketched before Insert blocks. Zero means 16.
+	// being sketched before Insert blocks, at most MaxQueueBatches. Zero
+	// means DefaultQueueBatches.
 	QueueBatches int
 	// Queue, when set, is called with a batch's vertex as the batch is
 	// queued, on the goroutine inserting or flushing; its result travels
 	// in Batch.Ticket (the sketch store's ledger, store.Store.Queue).
 	Queue func(vertex uint32) uint64
-}
-
-// DefaultConfig returns a Config with every default filled in, for
-// vertices vertices.
-func DefaultConfig(vertices uint32) Config {
-	return Config{Vertices: vertices, BatchUpdates: 1024, QueueBatches: 16}
 }
 
 // Validate reports every problem with c at once.
@@ -57,10 +61,10 @@ func (c Config) Validate() error {
 	if c.Vertices < 2 {
 		errs = append(errs, fmt.Errorf("gutters: Vertices = %d, need at least 2", c.Vertices))
 	}
-	if c.BatchUpdates < 0 || c.BatchUpdates > 1<<24 {
+	if c.BatchUpdates < 0 || c.BatchUpdates > MaxBatchUpdates {
 		errs = append(errs, fmt.Errorf("gutters: BatchUpdates = %d, need [1, 2^24]", c.BatchUpdates))
 	}
-	if c.QueueBatches < 0 || c.QueueBatches > 1<<20 {
+	if c.QueueBatches < 0 || c.QueueBatches > MaxQueueBatches {
 		errs = append(errs, fmt.Errorf("gutters: QueueBatches = %d, need [1, 2^20]", c.QueueBatches))
 	}
 	if c.Vertices >= 1<<31 {
@@ -80,11 +84,23 @@ func (c Config) withDefaults() Config {
 
 func (c *Config) ensureDefaults() {
 	if c.BatchUpdates == 0 {
-		c.BatchUpdates = 1024
+		c.BatchUpdates = DefaultBatchUpdates
 	}
 	if c.QueueBatches == 0 {
-		c.QueueBatches = 16
+		c.QueueBatches = DefaultQueueBatches
 	}
+}
+
+// Bytes returns the memory of the gutters' slab for c, with defaults
+// filled in: (Vertices + QueueBatches) · BatchUpdates ids of 4 bytes.
+func (c Config) Bytes() int64 {
+	c.ensureDefaults()
+	return int64(c.slabIDs()) * 4
+}
+
+// slabIDs is the length of the slab: a buffer per vertex and per spare.
+func (c Config) slabIDs() int {
+	return (int(c.Vertices) + c.QueueBatches) * c.BatchUpdates
 }
 
 // ErrClosed is returned by operations on closed Gutters.
@@ -139,7 +155,7 @@ func New(cfg Config) (*Gutters, error) {
 	n := int(cfg.Vertices)
 	g := &Gutters{
 		cfg:    cfg,
-		slab:   make([]uint32, (n+cfg.QueueBatches)*cfg.BatchUpdates),
+		slab:   make([]uint32, cfg.slabIDs()),
 		tails:  make([]tail, n),
 		listed: make([]bool, n),
 		// free holds every spare, so Release never blocks.

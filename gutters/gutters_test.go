@@ -341,8 +341,8 @@ func TestInsert_Allocs(t *testing.T) {
 }
 
 func TestConfig_Validate(t *testing.T) {
-	if err := DefaultConfig(10).Validate(); err != nil {
-		t.Errorf("DefaultConfig: %v", err)
+	if err := (Config{Vertices: 10, BatchUpdates: DefaultBatchUpdates, QueueBatches: DefaultQueueBatches}).Validate(); err != nil {
+		t.Errorf("the defaults: %v", err)
 	}
 	if err := (Config{Vertices: 2}).Validate(); err != nil {
 		t.Errorf("zero fields mean defaults: %v", err)

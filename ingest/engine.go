@@ -29,6 +29,14 @@ import (
 // DefaultSeed seeds the sketch hashes when Config.Seed is zero.
 const DefaultSeed = 0x5ce7c4c0ffee2026
 
+// DefaultBatchFactor and MaxBatchFactor bound Config.BatchFactor, and
+// MaxWorkers Config.Workers.
+const (
+	DefaultBatchFactor = 1.0
+	MaxBatchFactor     = 64
+	MaxWorkers         = 4096
+)
+
 // readChunk is the number of updates read from the source per call: 108 KiB
 // of records, large enough to amortise the call, small enough for L2.
 const readChunk = 12 << 10
@@ -37,15 +45,17 @@ const readChunk = 12 << 10
 type Config struct {
 	// Vertices is the number of vertices, from the stream header.
 	Vertices uint32
-	// SketchFactor scales the sketch columns (DESIGN.md §2). Zero means 1.
+	// SketchFactor scales the sketch columns (DESIGN.md §2). Zero means
+	// sketch.DefaultFactor; sketch.NewParams checks it.
 	SketchFactor float64
 	// BatchFactor sizes a gutter as BatchFactor · sketch bytes per vertex / 4
-	// neighbour ids (DESIGN.md §3). Zero means 1.
+	// neighbour ids (DESIGN.md §3), in (0, MaxBatchFactor]. Zero means
+	// DefaultBatchFactor.
 	BatchFactor float64
 	// Seed seeds the sketch hashes. Zero means DefaultSeed.
 	Seed uint64
-	// Workers is the number of local delta workers. Zero means
-	// runtime.GOMAXPROCS(0) without Remote.
+	// Workers is the number of local delta workers, at most MaxWorkers.
+	// Zero means runtime.GOMAXPROCS(0) without Remote.
 	Workers int
 	// Remote hands every batch to a remote consumer (a distributor.Pool)
 	// that takes from Gutters().Batches(): no local delta worker runs
@@ -53,9 +63,9 @@ type Config struct {
 	// rather than sketching gutters itself when the queue is full.
 	Remote bool
 	// QueueBatches is the number of full batches buffered or in flight
-	// before the reader blocks. Zero means 32 · max(Workers, 2): a deep queue
-	// keeps both the reader and the delta workers from parking (measured in
-	// results/perf-notes.md).
+	// before the reader blocks; gutters.Config checks it. Zero means
+	// 32 · max(Workers, 2): a deep queue keeps both the reader and the
+	// delta workers from parking (measured in results/perf-notes.md).
 	QueueBatches int
 	// HugePages asks the kernel for transparent huge pages for the sketch
 	// table and the gutters. With most vertices updated (a stream of at
@@ -69,10 +79,10 @@ type Config struct {
 
 func (c *Config) ensureDefaults() {
 	if c.SketchFactor == 0 {
-		c.SketchFactor = 1
+		c.SketchFactor = sketch.DefaultFactor
 	}
 	if c.BatchFactor == 0 {
-		c.BatchFactor = 1
+		c.BatchFactor = DefaultBatchFactor
 	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
@@ -85,26 +95,19 @@ func (c *Config) ensureDefaults() {
 	}
 }
 
-// Validate reports every problem with c at once.
+// Validate reports every problem with the fields that ingest owns at
+// once; the vertex count and sketch factor are sketch.NewParams', the
+// queue length gutters.Config's, and New returns their errors too.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Vertices < 2 {
-		errs = append(errs, fmt.Errorf("ingest: %d vertices, need at least 2", c.Vertices))
+	if c.BatchFactor < 0 || c.BatchFactor > MaxBatchFactor {
+		errs = append(errs, fmt.Errorf("ingest: batch factor %v, need (0, %d]", c.BatchFactor, MaxBatchFactor))
 	}
-	if c.SketchFactor < 0 {
-		errs = append(errs, fmt.Errorf("ingest: sketch factor %v, need > 0", c.SketchFactor))
-	}
-	if c.BatchFactor < 0 || c.BatchFactor > 64 {
-		errs = append(errs, fmt.Errorf("ingest: batch factor %v, need (0, 64]", c.BatchFactor))
-	}
-	if c.Workers < 0 || c.Workers > 4096 {
-		errs = append(errs, fmt.Errorf("ingest: %d workers, need [0, 4096]", c.Workers))
+	if c.Workers < 0 || c.Workers > MaxWorkers {
+		errs = append(errs, fmt.Errorf("ingest: %d workers, need [0, %d]", c.Workers, MaxWorkers))
 	}
 	if c.Remote && c.Workers > 0 {
 		errs = append(errs, fmt.Errorf("ingest: %d local workers with Remote, which runs none", c.Workers))
-	}
-	if c.QueueBatches < 0 {
-		errs = append(errs, fmt.Errorf("ingest: queue of %d batches, need > 0", c.QueueBatches))
 	}
 	return errors.Join(errs...)
 }
@@ -125,20 +128,16 @@ type Engine struct {
 }
 
 // New builds an Engine for cfg and starts its delta workers. It returns the
-// errors of cfg.Validate and sketch.NewParams.
+// errors of cfg.Validate, sketch.NewParams and gutters.Config.Validate.
 func New(cfg Config) (*Engine, error) {
 	cfg.ensureDefaults()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	p, err := sketch.NewParams(cfg.Vertices, cfg.SketchFactor, cfg.Seed)
+	p, gc, err := cfg.plan()
 	if err != nil {
 		return nil, err
 	}
 	st := store.New(p)
-	batch := batchUpdates(cfg, p)
-	g, err := gutters.New(gutters.Config{Vertices: cfg.Vertices, BatchUpdates: batch, QueueBatches: cfg.QueueBatches,
-		Queue: st.Queue})
+	gc.Queue = st.Queue
+	g, err := gutters.New(gc)
 	if err != nil {
 		return nil, err
 	}
@@ -157,10 +156,24 @@ func New(cfg Config) (*Engine, error) {
 // to use transparent huge pages (Config.HugePages) and the kernel accepted.
 func (e *Engine) HugePages() bool { return e.hugePages }
 
-// batchUpdates sizes a gutter: BatchFactor · sketch bytes per vertex / 4
-// neighbour ids (DESIGN.md §3).
-func batchUpdates(cfg Config, p sketch.Params) int {
-	return max(1, int(cfg.BatchFactor*float64(p.BytesPerVertex())/4))
+// plan returns the sketch parameters and the gutters' configuration of c,
+// whose defaults are filled in, or every error of c.
+func (c Config) plan() (sketch.Params, gutters.Config, error) {
+	if err := c.Validate(); err != nil {
+		return sketch.Params{}, gutters.Config{}, err
+	}
+	p, err := sketch.NewParams(c.Vertices, c.SketchFactor, c.Seed)
+	if err != nil {
+		return sketch.Params{}, gutters.Config{}, err
+	}
+	// A gutter holds BatchFactor · sketch bytes per vertex / 4 neighbour
+	// ids (DESIGN.md §3).
+	gc := gutters.Config{Vertices: c.Vertices, QueueBatches: c.QueueBatches,
+		BatchUpdates: max(1, int(c.BatchFactor*float64(p.BytesPerVertex())/4))}
+	if err := gc.Validate(); err != nil {
+		return sketch.Params{}, gutters.Config{}, err
+	}
+	return p, gc, nil
 }
 
 // Memory returns the bytes an Engine for cfg allocates for its sketches and
@@ -169,15 +182,11 @@ func batchUpdates(cfg Config, p sketch.Params) int {
 // returns the errors New would.
 func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
 	cfg.ensureDefaults()
-	if err := cfg.Validate(); err != nil {
-		return 0, 0, err
-	}
-	p, err := sketch.NewParams(cfg.Vertices, cfg.SketchFactor, cfg.Seed)
+	p, gc, err := cfg.plan()
 	if err != nil {
 		return 0, 0, err
 	}
-	gutterBytes = (int64(cfg.Vertices) + int64(cfg.QueueBatches)) * int64(batchUpdates(cfg, p)) * 4
-	return p.TableBytes(), gutterBytes, nil
+	return p.TableBytes(), gc.Bytes(), nil
 }
 
 // deltaWorker applies batches until the queue is closed. It runs in its own

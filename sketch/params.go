@@ -7,6 +7,9 @@ import (
 	"math/bits"
 )
 
+// DefaultFactor is the sketch factor f that DESIGN.md §2 defaults to.
+const DefaultFactor = 1.0
+
 // MaxColumns bounds Params.Columns() (sketch factor up to about 22 at V = 2^32).
 const MaxColumns = 1024
 

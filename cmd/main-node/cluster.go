@@ -42,7 +42,7 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): encrypts the gossip and authenticates workers")
 	fs.DurationVar(&c.flushTimeout, "flush-timeout", 5*time.Minute, "a query fails, naming the workers that did not answer, if the batches handed out are not all merged by then")
 	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (-1: ship all)")
-	fs.IntVar(&c.credits, "credits", 64, "batches in flight per worker")
+	fs.IntVar(&c.credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
 	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 }
@@ -67,16 +67,16 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	switch {
 	case c.localWorkers == 0 && c.listen == "":
 		errs = append(errs, errors.New("--local-workers=0 needs --listen: without remote workers nobody would compute deltas"))
-	case c.localWorkers < -1 || c.localWorkers > 4096:
-		errs = append(errs, fmt.Errorf("--local-workers=%d, want [0, 4096]", c.localWorkers))
+	case c.localWorkers < -1 || c.localWorkers > ingest.MaxWorkers:
+		errs = append(errs, fmt.Errorf("--local-workers=%d, want [0, %d]", c.localWorkers, ingest.MaxWorkers))
 	case c.localWorkers >= 0 && workersSet:
 		errs = append(errs, errors.New("give --workers or --local-workers, not both"))
 	}
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
-	if c.credits < 1 || c.credits > 1<<16 {
-		errs = append(errs, fmt.Errorf("--credits=%d, want [1, 65536]", c.credits))
+	if c.credits < 1 || c.credits > distributor.MaxCredits {
+		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.credits, distributor.MaxCredits))
 	}
 	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 {
 		errs = append(errs, errors.New("--wait-timeout, --flush-timeout and --frame-delay must be > 0"))

@@ -19,6 +19,7 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/ingest"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 
 	"sketchcc/internal/cli"
@@ -74,8 +75,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	addClusterFlags(fs, &c.cluster)
-	fs.Float64Var(&c.sketchFactor, "sketch-factor", 1, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
-	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
+	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
+	fs.Float64Var(&c.batchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
@@ -108,15 +109,15 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
-	if c.workers < 1 {
-		errs = append(errs, fmt.Errorf("--workers=%d, want at least 1", c.workers))
+	if c.workers < 1 || c.workers > ingest.MaxWorkers {
+		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", c.workers, ingest.MaxWorkers))
 	}
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
 	if !(c.sketchFactor > 0) {
 		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", c.sketchFactor))
 	}
-	if !(c.batchFactor > 0) || c.batchFactor > 64 {
-		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, 64]", c.batchFactor))
+	if !(c.batchFactor > 0) || c.batchFactor > ingest.MaxBatchFactor {
+		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, %d]", c.batchFactor, ingest.MaxBatchFactor))
 	}
 	if c.queueBatches < 0 {
 		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.queueBatches))

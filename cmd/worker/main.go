@@ -95,8 +95,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
 	}
-	if c.threads < 1 || c.threads > 4096 {
-		errs = append(errs, fmt.Errorf("--threads=%d, want [1, 4096]", c.threads))
+	if c.threads < 1 || c.threads > distributor.MaxThreads {
+		errs = append(errs, fmt.Errorf("--threads=%d, want [1, %d]", c.threads, distributor.MaxThreads))
 	}
 	if c.gossipPort < 0 || c.gossipPort > 65535 {
 		errs = append(errs, fmt.Errorf("--gossip-port=%d, want [0, 65535]", c.gossipPort))
