@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -461,6 +462,20 @@ func (p *Pool) apply(ev MemberEvent) {
 		log.Info("worker left the cluster")
 		p.Remove(ev.Name, "the worker left the cluster")
 	}
+}
+
+// LoadKey reads the cluster key file at path (see ParseKey); the error
+// names the file.
+func LoadKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the cluster key: %w", err)
+	}
+	k, err := ParseKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
 }
 
 // ParseKey reads a cluster key from the contents of a key file: base64

@@ -182,16 +182,19 @@ func (g *Gutters) Config() Config { return g.cfg }
 // Batches returns the queue of batches. It is closed by Close.
 func (g *Gutters) Batches() <-chan Batch { return g.queue }
 
-// Insert puts the update {e.Src, e.Dst} into both endpoints' gutters. Ids
-// must be < Vertices and distinct (the stream readers check). It blocks
-// while QueueBatches batches are queued or unreleased. It allocates nothing.
-func (g *Gutters) Insert(e stream.Edge) {
+// insert puts the update {e.Src, e.Dst} into both endpoints' gutters, one
+// update at a time and without staging: the reference InsertBatch is
+// tested against.
+func (g *Gutters) insert(e stream.Edge) {
 	g.add(e.Src, e.Dst)
 	g.add(e.Dst, e.Src)
 	g.stats.Updates++
 }
 
-// InsertBatch inserts every update of us, as Insert does. With many
+// InsertBatch puts every update {u.Src, u.Dst} of us into both endpoints'
+// gutters. Ids must be < Vertices and distinct (the stream readers check).
+// It blocks while QueueBatches batches are queued or unreleased, and
+// allocates nothing. With many
 // vertices (see stageMinVertices) it first collects updates in a staging
 // buffer and inserts them in runs grouped by vertex range, so that the
 // appends of one run share cache lines; the staged updates reach the

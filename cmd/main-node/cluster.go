@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -114,12 +113,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	}
 	var key []byte
 	if c.keyFile != "" {
-		b, err := os.ReadFile(c.keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the cluster key: %w", err)
-		}
-		if key, err = distributor.ParseKey(b); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.keyFile, err)
+		var err error
+		if key, err = distributor.LoadKey(c.keyFile); err != nil {
+			return nil, err
 		}
 	}
 	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: c.listen, Key: key,

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"sketchcc/cc"
 	"sketchcc/ingest"
+	"sketchcc/internal/cli"
 	"sketchcc/internal/hugepage"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -52,14 +52,6 @@ type summary struct {
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
 }
 
-func peakRSS() int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return int64(ru.Maxrss) * 1024 // Linux reports KiB
-}
-
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
 	p := e.Params()
 	res := run.final
@@ -80,7 +72,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		clusterReport: cl.report(res.AfterUpdates),
 		Greedy:        !c.noGreedy,
 		Queries:       run.queries,
-		PeakRSSBytes:  peakRSS(),
+		PeakRSSBytes:  cli.PeakRSS(),
 	}
 	if c.json {
 		enc := json.NewEncoder(w)

@@ -119,12 +119,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var key []byte
 	if c.keyFile != "" {
-		b, err := os.ReadFile(c.keyFile)
-		if err != nil {
-			return fmt.Errorf("cannot read the cluster key: %w", err)
-		}
-		if key, err = distributor.ParseKey(b); err != nil {
-			return fmt.Errorf("%s: %w", c.keyFile, err)
+		if key, err = distributor.LoadKey(c.keyFile); err != nil {
+			return err
 		}
 	}
 	ln, err := net.Listen("tcp", c.listen)
@@ -193,22 +189,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	st := w.Stats()
 	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
 		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
-		"peak_rss_bytes", peakRSS())
+		"peak_rss_bytes", cli.PeakRSS())
 	t0 = time.Now()
 	if err := m.Leave(2 * time.Second); err != nil {
 		log.Warn("cannot leave the cluster", "err", err)
 	}
 	log.Info("left the cluster", "duration", time.Since(t0))
 	return nil
-}
-
-// peakRSS returns the process's peak resident set in bytes (0 if unknown).
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return int64(ru.Maxrss) * 1024 // Linux reports KiB
 }
 
 // advertised returns the data-plane address to put in the node metadata:
