@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -40,6 +41,13 @@ func (t messageType) String() string {
 // protocolVersion opens every connection, raw, in both directions, before
 // any frame.
 const protocolVersion = "sketchcc-batch/1"
+
+// DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
+const DefaultMaxFrameBytes = 64 << 20
+
+// DefaultFlushDelay is the default time a partly filled frame waits for
+// more batches or deltas before it is sent.
+const DefaultFlushDelay = time.Millisecond
 
 // prefixBytes is the frame prefix: type uint8, header length uint32,
 // payload length uint32, little-endian.

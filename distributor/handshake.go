@@ -1,11 +1,15 @@
 package distributor
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"os"
 
+	"sketchcc/gutters"
 	"sketchcc/sketch"
 )
 
@@ -116,8 +120,8 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 		err = fmt.Errorf("main node sketches have %d rows × %d columns, this build computes %d × %d",
 			m.Rows, m.Columns, p.Rows(), p.Columns())
 	}
-	if err == nil && (m.MaxBatchUpdates < 1 || m.MaxBatchUpdates > maxBatchUpdates) {
-		err = fmt.Errorf("batches of up to %d updates, need [1, %d]", m.MaxBatchUpdates, maxBatchUpdates)
+	if err == nil && (m.MaxBatchUpdates < 1 || m.MaxBatchUpdates > gutters.MaxBatchUpdates) {
+		err = fmt.Errorf("batches of up to %d updates, need [1, %d]", m.MaxBatchUpdates, gutters.MaxBatchUpdates)
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrParams, err)
@@ -128,4 +132,43 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 		return sketch.Params{}, 0, err
 	}
 	return p, m.MaxBatchUpdates, nil
+}
+
+// checkKey accepts no key or one of 16, 24 or 32 bytes (memberlist's AES
+// key sizes: the same key encrypts the gossip).
+func checkKey(k []byte) error {
+	switch len(k) {
+	case 0, 16, 24, 32:
+		return nil
+	}
+	return fmt.Errorf("distributor: cluster key of %d bytes, need 16, 24 or 32", len(k))
+}
+
+// LoadKey reads the cluster key file at path (see ParseKey); the error
+// names the file.
+func LoadKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the cluster key: %w", err)
+	}
+	k, err := ParseKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// ParseKey reads a cluster key from the contents of a key file: base64
+// (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
+// bytes once surrounding white space is trimmed.
+func ParseKey(b []byte) ([]byte, error) {
+	s := bytes.TrimSpace(b)
+	if k, err := base64.StdEncoding.DecodeString(string(s)); err == nil && checkKey(k) == nil && len(k) > 0 {
+		return k, nil
+	}
+	if len(s) > 0 && checkKey(s) == nil {
+		return s, nil
+	}
+	return nil, fmt.Errorf("distributor: cluster key of %d bytes: want base64 of 16, 24 or 32 bytes "+
+		"(head -c 32 /dev/urandom | base64), or that many raw bytes", len(s))
 }

@@ -1,14 +1,11 @@
 package distributor
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -462,33 +459,4 @@ func (p *Pool) apply(ev MemberEvent) {
 		log.Info("worker left the cluster")
 		p.Remove(ev.Name, "the worker left the cluster")
 	}
-}
-
-// LoadKey reads the cluster key file at path (see ParseKey); the error
-// names the file.
-func LoadKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read the cluster key: %w", err)
-	}
-	k, err := ParseKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k, nil
-}
-
-// ParseKey reads a cluster key from the contents of a key file: base64
-// (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
-// bytes once surrounding white space is trimmed.
-func ParseKey(b []byte) ([]byte, error) {
-	s := bytes.TrimSpace(b)
-	if k, err := base64.StdEncoding.DecodeString(string(s)); err == nil && checkKey(k) == nil && len(k) > 0 {
-		return k, nil
-	}
-	if len(s) > 0 && checkKey(s) == nil {
-		return s, nil
-	}
-	return nil, fmt.Errorf("distributor: cluster key of %d bytes: want base64 of 16, 24 or 32 bytes "+
-		"(head -c 32 /dev/urandom | base64), or that many raw bytes", len(s))
 }

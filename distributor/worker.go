@@ -14,9 +14,6 @@ import (
 	"sketchcc/sketch"
 )
 
-// maxBatchUpdates bounds the neighbour ids of one batch, as gutters does.
-const maxBatchUpdates = 1 << 24
-
 // WorkerConfig configures a Worker. A zero field takes its default.
 type WorkerConfig struct {
 	// Name is the worker's name in the handshake and in the main node's
@@ -46,12 +43,6 @@ type WorkerConfig struct {
 
 // MaxThreads bounds WorkerConfig.Threads.
 const MaxThreads = 4096
-
-// DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
-const DefaultMaxFrameBytes = 64 << 20
-
-// DefaultFlushDelay is the default time a partly filled frame waits.
-const DefaultFlushDelay = time.Millisecond
 
 func (c *WorkerConfig) ensureDefaults() {
 	if c.Threads == 0 {
@@ -93,16 +84,6 @@ func (c WorkerConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// checkKey accepts no key or one of 16, 24 or 32 bytes (memberlist's AES
-// key sizes: the same key encrypts the gossip).
-func checkKey(k []byte) error {
-	switch len(k) {
-	case 0, 16, 24, 32:
-		return nil
-	}
-	return fmt.Errorf("distributor: cluster key of %d bytes, need 16, 24 or 32", len(k))
 }
 
 // ServeStats counts what a Worker has done. Fields are totals since
