@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/internal/streamgen"
+	"sketchcc/internal/offline/streamgen"
 	"sketchcc/internal/testgraph"
 )
 
