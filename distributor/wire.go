@@ -118,22 +118,40 @@ func (e *batchEncoder) appendFromBits(dst []byte, neighbors []uint32) ([]byte, i
 		last--
 	}
 	base := uint64(lo/64)*8 + uint64(first)
+	bitmap := raw[first : last+1]
+	size := bitmapBytes(base, len(bitmap))
 	// Each gap takes at least one byte: a bitmap no longer than the ids
 	// are many is the shorter form, without encoding the gaps to see.
-	if bitmapBytes(base, last-first+1) <= 1+k {
-		dst = append(dst, idsBitmap)
-		dst = binary.AppendUvarint(dst, base)
-		return append(dst, raw[first:last+1]...), k
+	if size <= 1+k {
+		return appendBitmap(dst, base, bitmap), k
 	}
-	ids := e.ids[:0]
+	start := len(dst)
+	dst = append(dst, idsGaps)
+	next := uint32(0) // the smallest value the next id may take
 	for i, w := range words {
 		for w != 0 {
-			ids = append(ids, (lo/64+uint32(i))*64+uint32(bits.TrailingZeros64(w)))
+			u := (lo/64+uint32(i))*64 + uint32(bits.TrailingZeros64(w))
 			w &= w - 1
+			if d := u - next; d < 0x80 {
+				dst = append(dst, byte(d))
+			} else {
+				dst = binary.AppendUvarint(dst, uint64(d))
+			}
+			next = u + 1
 		}
 	}
-	e.ids = ids
-	return appendSorted(dst, ids), k
+	if size <= len(dst)-start {
+		return appendBitmap(dst[:start], base, bitmap), k
+	}
+	return dst, k
+}
+
+// appendBitmap appends the bitmap form: bitmap holds the bits of ids
+// 8·base onward.
+func appendBitmap(dst []byte, base uint64, bitmap []byte) []byte {
+	dst = append(dst, idsBitmap)
+	dst = binary.AppendUvarint(dst, base)
+	return append(dst, bitmap...)
 }
 
 // bitmapBytes is the size of the bitmap form from byte index base over n
@@ -166,10 +184,8 @@ func appendSorted(dst []byte, ids []uint32) []byte {
 	if bitmapBytes(base, n) > len(dst)-start {
 		return dst
 	}
-	dst = append(dst[:start], idsBitmap)
-	dst = binary.AppendUvarint(dst, base)
-	off := len(dst) - int(base)
-	dst = append(dst, make([]byte, n)...)
+	dst = appendBitmap(dst[:start], base, make([]byte, n))
+	off := len(dst) - n - int(base)
 	for _, u := range ids {
 		dst[off+int(u/8)] |= 1 << (u % 8)
 	}
@@ -213,27 +229,65 @@ func decodeBatch(dst []uint32, b []byte, n int, v, vertices uint32) ([]uint32, e
 		}
 		return dst, nil
 	case idsBitmap:
-		base, k := binary.Uvarint(b[1:])
-		if k <= 0 || base >= (uint64(vertices)+7)/8 {
-			return dst, fmt.Errorf("%w: batch bitmap from byte %d (%d vertices)", ErrFrame, base, vertices)
-		}
-		for i, c := range b[1+k:] {
-			for c != 0 {
-				u := (base+uint64(i))*8 + uint64(bits.TrailingZeros8(c))
-				c &= c - 1
-				if u >= uint64(vertices) || u == uint64(v) || len(dst)-start == n {
-					return dst, fmt.Errorf("%w: batch bitmap for vertex %d holds neighbour %d (%d vertices, %d ids)",
-						ErrFrame, v, u, vertices, n)
-				}
-				dst = append(dst, uint32(u))
-			}
-		}
-		if len(dst)-start != n {
-			return dst, fmt.Errorf("%w: batch bitmap holds %d ids, header says %d", ErrFrame, len(dst)-start, n)
-		}
-		return dst, nil
+		return decodeBitmap(dst, b[1:], n, v, vertices)
 	}
 	return dst, fmt.Errorf("%w: batch encoding of form %d", ErrFrame, b[0])
+}
+
+// decodeBitmap is decodeBatch for the bitmap form; b follows the form
+// byte. It checks the whole bitmap first, then writes the ids without a
+// check per id.
+func decodeBitmap(dst []uint32, b []byte, n int, v, vertices uint32) ([]uint32, error) {
+	base, k := binary.Uvarint(b)
+	if k <= 0 || base >= (uint64(vertices)+7)/8 {
+		return dst, fmt.Errorf("%w: batch bitmap from byte %d (%d vertices)", ErrFrame, base, vertices)
+	}
+	bm := b[k:]
+	count := 0
+	i := 0
+	for ; i+8 <= len(bm); i += 8 {
+		count += bits.OnesCount64(binary.LittleEndian.Uint64(bm[i:]))
+	}
+	for _, c := range bm[i:] {
+		count += bits.OnesCount8(c)
+	}
+	if count != n {
+		return dst, fmt.Errorf("%w: batch bitmap holds %d ids, header says %d", ErrFrame, count, n)
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	last := len(bm) - 1
+	for bm[last] == 0 {
+		last--
+	}
+	if top := (base+uint64(last))*8 + 7 - uint64(bits.LeadingZeros8(bm[last])); top >= uint64(vertices) {
+		return dst, fmt.Errorf("%w: batch bitmap for vertex %d holds neighbour %d (%d vertices)", ErrFrame, v, top, vertices)
+	}
+	if at := uint64(v)/8 - base; uint64(v) >= 8*base && at < uint64(len(bm)) && bm[at]>>(v%8)&1 == 1 {
+		return dst, fmt.Errorf("%w: batch bitmap for vertex %d holds neighbour %d", ErrFrame, v, v)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	j := 0
+	first := uint32(base * 8) // below vertices, checked above
+	i = 0
+	for ; i+8 <= len(bm); i += 8 {
+		w := binary.LittleEndian.Uint64(bm[i:])
+		for w != 0 {
+			out[j] = first + uint32(8*i+bits.TrailingZeros64(w))
+			j++
+			w &= w - 1
+		}
+	}
+	for ; i < len(bm); i++ {
+		for c := bm[i]; c != 0; c &= c - 1 {
+			out[j] = first + uint32(8*i+bits.TrailingZeros8(c))
+			j++
+		}
+	}
+	return dst, nil
 }
 
 // deltaCodec encodes and decodes deltas for one sketch geometry:

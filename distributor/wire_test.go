@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"sketchcc/sketch"
 )
@@ -155,7 +156,8 @@ func TestDecodeBatch_Failure(t *testing.T) {
 	f("bitmap: base past the vertices", []byte{idsBitmap, 2, 1}, 1, 0, 10, "from byte 2")
 	f("bitmap: bit past the vertices", []byte{idsBitmap, 1, 0x04}, 1, 0, 10, "neighbour 10")
 	f("bitmap: self loop", []byte{idsBitmap, 0, 0x03}, 2, 1, 10, "holds neighbour 1")
-	f("bitmap: more ids than said", []byte{idsBitmap, 0, 0x07}, 2, 9, 10, "holds neighbour 2")
+	f("bitmap: more ids than said", []byte{idsBitmap, 0, 0x07}, 2, 9, 10, "holds 3 ids, header says 2")
+	f("bitmap: trailing zero bytes past the vertices", []byte{idsBitmap, 0, 0x01, 0, 0x01}, 2, 9, 10, "neighbour 16")
 	f("bitmap: fewer ids than said", []byte{idsBitmap, 0, 0x03}, 3, 9, 10, "holds 2 ids, header says 3")
 	f("bitmap: bad base", []byte{idsBitmap, 0x80}, 0, 9, 10, "bitmap from byte")
 }
@@ -242,10 +244,12 @@ func TestDeltaCodec_Failure(t *testing.T) {
 // the gutters' size with 2% of ids repeated, their encoding by the main
 // node (op=batch-encode) and decoding by the worker (op=batch-decode), and
 // their deltas' encoding by the worker (op=delta-encode) and decoding by
-// the main node (op=delta-decode). bytes/update is what crosses the wire
-// in that direction:
+// the main node (op=delta-decode). codec=compact is wire.go; codec=raw the
+// protocol before it (ids copied as uint32s, deltas as all their buckets
+// with sketch.AppendDelta). bytes/update is what crosses the wire in that
+// direction:
 //
-//	go test -run='^$' -bench=Wire -count=6 ./distributor | benchstat -
+//	go test -run='^$' -bench=Wire -count=6 ./distributor | benchstat -col /codec -
 func BenchmarkWire(b *testing.B) {
 	for _, g := range []struct {
 		name     string
@@ -267,8 +271,9 @@ func BenchmarkWire(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*upd), "ns/update")
 			b.ReportMetric(float64(bytes)/upd, "bytes/update")
 		}
+		name := func(op, codec string) string { return fmt.Sprintf("graph=%s/op=%s/codec=%s", g.name, op, codec) }
 		entries, payload := encodeBatches(g.vertices, bs...)
-		b.Run(fmt.Sprintf("graph=%s/op=batch-encode", g.name), func(b *testing.B) {
+		b.Run(name("batch-encode", "compact"), func(b *testing.B) {
 			enc := newBatchEncoder(g.vertices)
 			var out []byte
 			for b.Loop() {
@@ -279,7 +284,17 @@ func BenchmarkWire(b *testing.B) {
 			}
 			perUpdate(b, len(out))
 		})
-		b.Run(fmt.Sprintf("graph=%s/op=batch-decode", g.name), func(b *testing.B) {
+		b.Run(name("batch-encode", "raw"), func(b *testing.B) {
+			var out []byte
+			for b.Loop() {
+				out = out[:0]
+				for _, x := range bs {
+					out = append(out, idBytes(x.neighbors)...)
+				}
+			}
+			perUpdate(b, len(out))
+		})
+		b.Run(name("batch-decode", "compact"), func(b *testing.B) {
 			ids := make([]uint32, 0, updates)
 			for b.Loop() {
 				ids = ids[:0]
@@ -291,15 +306,27 @@ func BenchmarkWire(b *testing.B) {
 			}
 			perUpdate(b, len(payload))
 		})
+		b.Run(name("batch-decode", "raw"), func(b *testing.B) {
+			var raw []byte
+			for _, x := range bs {
+				raw = append(raw, idBytes(x.neighbors)...)
+			}
+			ids := make([]uint32, updates)
+			for b.Loop() {
+				copy(idBytes(ids), raw)
+			}
+			perUpdate(b, len(raw))
+		})
 		dc := newDeltaCodec(p)
 		deltas := make([][]sketch.Bucket, k)
-		var encoded []byte
+		var encoded, rawDeltas []byte
 		for i, x := range bs {
 			deltas[i] = make([]sketch.Bucket, p.BucketsPerVertex())
 			p.Delta(deltas[i], x.vertex, x.neighbors)
 			encoded = dc.append(encoded, x.vertex, deltas[i])
+			rawDeltas = sketch.AppendDelta(rawDeltas, x.vertex, deltas[i])
 		}
-		b.Run(fmt.Sprintf("graph=%s/op=delta-encode", g.name), func(b *testing.B) {
+		b.Run(name("delta-encode", "compact"), func(b *testing.B) {
 			var out []byte
 			for b.Loop() {
 				out = out[:0]
@@ -309,7 +336,17 @@ func BenchmarkWire(b *testing.B) {
 			}
 			perUpdate(b, len(out))
 		})
-		b.Run(fmt.Sprintf("graph=%s/op=delta-decode", g.name), func(b *testing.B) {
+		b.Run(name("delta-encode", "raw"), func(b *testing.B) {
+			var out []byte
+			for b.Loop() {
+				out = out[:0]
+				for i, x := range bs {
+					out = sketch.AppendDelta(out, x.vertex, deltas[i])
+				}
+			}
+			perUpdate(b, len(out))
+		})
+		b.Run(name("delta-decode", "compact"), func(b *testing.B) {
 			d := make([]sketch.Bucket, p.BucketsPerVertex())
 			for b.Loop() {
 				rest := encoded
@@ -319,5 +356,67 @@ func BenchmarkWire(b *testing.B) {
 			}
 			perUpdate(b, len(encoded))
 		})
+		b.Run(name("delta-decode", "raw"), func(b *testing.B) {
+			d := make([]sketch.Bucket, p.BucketsPerVertex())
+			for b.Loop() {
+				rest := rawDeltas
+				for range bs {
+					_, rest, _ = p.DecodeDelta(d, rest)
+				}
+			}
+			perUpdate(b, len(rawDeltas))
+		})
 	}
+}
+
+// idBytes views ids as their bytes, as the protocol before wire.go sent
+// them.
+func idBytes(ids []uint32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ids))), 4*len(ids))
+}
+
+// FuzzWireCodec: any ids encode to bytes that decode to their odd-count
+// set, and any bytes decode as a batch or a delta without a panic,
+// whatever the vertex count.
+func FuzzWireCodec(f *testing.F) {
+	f.Add(uint32(16), uint32(3), []byte{1, 0, 2, 0, 1, 0, 9, 0})
+	f.Add(uint32(8192), uint32(0), []byte{0xff, 0x1f, 0, 0, 1, 0})
+	f.Add(uint32(1<<17), uint32(5), []byte{idsBitmap, 0x80, 0x01, 0xff})
+	f.Fuzz(func(t *testing.T, vertices, v uint32, data []byte) {
+		vertices = max(vertices%(1<<20), 2)
+		v %= vertices
+		var ids []uint32
+		for i := 0; i+2 <= len(data); i += 2 {
+			if u := (uint32(data[i]) | uint32(data[i+1])<<8) % vertices; u != v {
+				ids = append(ids, u)
+			}
+		}
+		if len(ids) > 0 {
+			entries, payload := encodeBatches(vertices, batch{v, ids})
+			got, err := decodeBatch(nil, payload, int(entries[0].Updates), v, vertices)
+			if err != nil {
+				t.Fatalf("decoding %d ids: %v", len(ids), err)
+			}
+			if want := oddCountTruth(ids); !slices.Equal(got, want) {
+				t.Fatalf("decoded %v, want %v", got, want)
+			}
+			if len(payload) > maxBatchBytes(len(got)) || len(got) > 8*len(payload) {
+				t.Fatalf("%d ids in %d bytes: outside checkBatches' limits", len(got), len(payload))
+			}
+		}
+		for n := range 3 {
+			if got, err := decodeBatch(nil, data, n*len(data)/2, v, vertices); err == nil && len(got) != n*len(data)/2 {
+				t.Fatalf("decoded %d ids, want %d", len(got), n*len(data)/2)
+			}
+		}
+		p, err := sketch.NewParams(vertices, 1, 1)
+		requireNoError(t, err)
+		dc := newDeltaCodec(p)
+		d := make([]sketch.Bucket, p.BucketsPerVertex())
+		if _, rest, err := dc.decode(d, data); err == nil {
+			if again := dc.append(nil, v, d); len(data)-len(rest) < dc.minBytes() || len(again) > dc.maxBytes() {
+				t.Fatalf("delta of %d bytes, bounds [%d, %d]", len(data)-len(rest), dc.minBytes(), dc.maxBytes())
+			}
+		}
+	})
 }
