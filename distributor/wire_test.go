@@ -369,6 +369,69 @@ func BenchmarkWire(b *testing.B) {
 	}
 }
 
+// BenchmarkWireWorker is the worker's CPU per stream update for one
+// batches frame of the gutters' batches (kron13 and kron15 geometries, 2%
+// of ids repeated, as BenchmarkWire): decode the batches, compute each
+// delta, encode it. codec=raw is the protocol before wire.go. The
+// network's share (syscalls, copies in the kernel) is not in it; it
+// shrinks with the bytes:
+//
+//	go test -run='^$' -bench=WireWorker -count=6 ./distributor | benchstat -col /codec -
+func BenchmarkWireWorker(b *testing.B) {
+	for _, g := range []struct {
+		name     string
+		vertices uint32
+	}{{"kron13", 8192}, {"kron15", 32768}} {
+		p, _ := sketch.NewParams(g.vertices, 1, 1)
+		n := p.BytesPerVertex() / 4
+		r := rand.New(rand.NewPCG(7, 8))
+		const k = 64
+		var bs []batch
+		var raw []byte
+		for i := range k {
+			v := uint32(i) * 97 % g.vertices
+			bs = append(bs, batch{v, randomBatch(r, v, g.vertices, n, 0.02)})
+			raw = append(raw, idBytes(bs[i].neighbors)...)
+		}
+		entries, payload := encodeBatches(g.vertices, bs...)
+		delta := make([]sketch.Bucket, p.BucketsPerVertex())
+		ids := make([]uint32, k*n)
+		var out []byte
+		report := func(b *testing.B) {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*float64(k*n)/2), "ns/update")
+		}
+		b.Run(fmt.Sprintf("graph=%s/codec=compact", g.name), func(b *testing.B) {
+			dc := newDeltaCodec(p)
+			for b.Loop() {
+				ids, out = ids[:0], out[:0]
+				rest := payload
+				for _, e := range entries {
+					start := len(ids)
+					ids, _ = decodeBatch(ids, rest[:e.Bytes], int(e.Updates), e.Vertex, g.vertices)
+					rest = rest[e.Bytes:]
+					p.Delta(delta, e.Vertex, ids[start:])
+					out = dc.append(out, e.Vertex, delta)
+				}
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("graph=%s/codec=raw", g.name), func(b *testing.B) {
+			ids = ids[:k*n]
+			for b.Loop() {
+				out = out[:0]
+				copy(idBytes(ids), raw)
+				off := 0
+				for _, x := range bs {
+					p.Delta(delta, x.vertex, ids[off:off+len(x.neighbors)])
+					off += len(x.neighbors)
+					out = sketch.AppendDelta(out, x.vertex, delta)
+				}
+			}
+			report(b)
+		})
+	}
+}
+
 // idBytes views ids as their bytes, as the protocol before wire.go sent
 // them.
 func idBytes(ids []uint32) []byte {

@@ -4,7 +4,8 @@
 # and writes a dated Markdown table to results/wire-<date>.md: components,
 # updates/s, data-plane bytes per stream update out (batches) and back
 # (deltas), worker and main-node CPU per stream update (getrusage through
-# /usr/bin/time), and the codecs' cost per update (BenchmarkWire).
+# /usr/bin/time), and the codecs' and the worker's cost per update
+# (BenchmarkWire, BenchmarkWireWorker).
 #
 # Usage: results/bench-wire.sh BEFORE_REV [SCALE ...]   (default scales: 13 15)
 # Env:   DATA=dir of kronN.bin streams (default /tmp/sketchcc-data; generated
@@ -117,7 +118,14 @@ done
 	echo "\`go test -run='^\$' -bench=Wire -count=$count ./distributor | benchstat -col /codec -\`:"
 	echo
 	echo '```'
-	go test -run='^$' -bench=Wire -count="$count" ./distributor | ~/go/bin/benchstat -col /codec - 2>&1
+	go test -run='^$' -bench='Wire$' -count="$count" ./distributor | ~/go/bin/benchstat -col /codec - 2>&1
+	echo '```'
+	echo
+	echo "The worker's CPU per stream update for the same batches, BenchmarkWireWorker: decode a frame's batches,"
+	echo "compute each delta, encode it (syscalls and the kernel's copies aside, which shrink with the bytes):"
+	echo
+	echo '```'
+	go test -run='^$' -bench='WireWorker' -count="$count" ./distributor | ~/go/bin/benchstat -col /codec - 2>&1
 	echo '```'
 } >>"$out.tmp"
 mv "$out.tmp" "$out"
