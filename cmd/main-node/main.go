@@ -53,6 +53,8 @@ type config struct {
 	progress     string
 	hugePages    string
 	logLevel     slog.Level
+	logFormat    cli.LogFormat
+	version      bool
 	cpuProfile   string
 	queries      int
 	queryAtList  string
@@ -84,6 +86,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
+	cli.LogFormatVar(fs, &c.logFormat)
+	cli.VersionVar(fs, &c.version)
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: main-node --stream FILE [flags]\n\n"+
@@ -96,6 +100,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, err
 		}
 		return c, cli.Usage(err)
+	}
+	if c.version {
+		return c, cli.PrintVersion(stdout, "main-node")
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -145,7 +152,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
 		return err

@@ -53,6 +53,8 @@ func exitCode(err error, stderr io.Writer) int {
 type config struct {
 	join, listen, name, keyFile        string
 	logLevel                           slog.Level
+	logFormat                          cli.LogFormat
+	version                            bool
 	gossipPort, threads, maxFrameBytes int
 	joinTimeout                        time.Duration
 	local                              bool
@@ -73,6 +75,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
+	cli.LogFormatVar(fs, &c.logFormat)
+	cli.VersionVar(fs, &c.version)
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -82,6 +86,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, err
 		}
 		return c, cli.Usage(err)
+	}
+	if c.version {
+		return c, cli.PrintVersion(stdout, "worker")
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -115,7 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	var key []byte
 	if c.keyFile != "" {
