@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func setupStatus(fs *pflag.FlagSet) func(context.Context, *env) error {
+	var run string
+	fs.StringVar(&run, "run", "", "run id printed by launch (required)")
+	return func(ctx context.Context, e *env) error {
+		if !validRun(run) {
+			return usageErr(fmt.Errorf("--run=%q: want the run id printed by launch", run))
+		}
+		return status(ctx, e, names{run: run})
+	}
+}
+
+type instance struct {
+	InstanceId, InstanceType, PrivateIpAddress string
+	State                                      struct{ Name string }
+	Tags                                       []struct{ Key, Value string }
+}
+
+func (in instance) tag(k string) string {
+	for _, t := range in.Tags {
+		if t.Key == k {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+// status prints the run's instances, then asks the main node, through SSM
+// Run Command, for the lines of its metrics endpoint that say which
+// workers are connected and how far ingestion is.
+func status(ctx context.Context, e *env, n names) error {
+	a := e.aws
+	var di struct {
+		Reservations []struct{ Instances []instance }
+	}
+	if err := a.runJSON(ctx, &di, "ec2", "describe-instances", "--filters", n.tagFilter()); err != nil {
+		return err
+	}
+	mainID := "<main node instance id>"
+	if !e.dry {
+		mainID = ""
+		fmt.Fprintf(e.stdout, "Run %s:\n", n.run)
+		for _, r := range di.Reservations {
+			for _, in := range r.Instances {
+				fmt.Fprintf(e.stdout, "  %-7s %-20s %-13s %-15s %s\n", in.tag("sketchcc-role"), in.InstanceId,
+					in.InstanceType, in.PrivateIpAddress, in.State.Name)
+				if in.tag("sketchcc-role") == "main" && in.State.Name == "running" {
+					mainID = in.InstanceId
+				}
+			}
+		}
+		if mainID == "" {
+			fmt.Fprintln(e.stdout, "  no running main node: nothing more to ask")
+			return nil
+		}
+	}
+	script := fmt.Sprintf("curl -sf localhost:%d/metrics | grep -E '^sketchcc_(workers_connected|worker_connected|updates_read_total|stream_updates)' || echo 'main node: metrics not up (staging the stream, or finished)'; systemctl is-active sketchcc-main.service || true", mainMetricsPort)
+	var sent struct{ Command struct{ CommandId string } }
+	if err := a.runJSON(ctx, &sent, "ssm", "send-command", "--document-name", "AWS-RunShellScript",
+		"--instance-ids", mainID, "--comment", "sketchcc status "+n.run,
+		"--parameters", mustJSON(map[string][]string{"commands": {script}})); err != nil {
+		return err
+	}
+	cmdID := sent.Command.CommandId
+	if e.dry {
+		cmdID = "<command id>"
+	}
+	if _, err := a.run(ctx, "ssm", "wait", "command-executed", "--command-id", cmdID, "--instance-id", mainID); err != nil {
+		return err
+	}
+	var inv struct{ StandardOutputContent string }
+	if err := a.runJSON(ctx, &inv, "ssm", "get-command-invocation", "--command-id", cmdID, "--instance-id", mainID); err != nil {
+		return err
+	}
+	if !e.dry {
+		fmt.Fprintln(e.stdout, "Main node (members and progress from its metrics):")
+		for _, l := range strings.Split(strings.TrimSpace(inv.StandardOutputContent), "\n") {
+			fmt.Fprintln(e.stdout, "  "+l)
+		}
+	}
+	return nil
+}
+
+func setupFetch(fs *pflag.FlagSet) func(context.Context, *env) error {
+	var run, bucket, dir string
+	var wait time.Duration
+	fs.StringVar(&run, "run", "", "run id printed by launch (required)")
+	fs.StringVar(&bucket, "bucket", "", "S3 bucket given to launch (required)")
+	fs.StringVar(&dir, "dir", "results", "directory of the dated result file")
+	fs.DurationVar(&wait, "wait", 0, "poll every 30 s for this long until the result is there")
+	return func(ctx context.Context, e *env) error {
+		if !validRun(run) || bucket == "" {
+			return usageErr(fmt.Errorf("give --run (the run id printed by launch) and --bucket"))
+		}
+		return fetch(ctx, e, names{run: run, bucket: bucket}, dir, wait)
+	}
+}
+
+// pollEvery is fetch's polling interval; tests shorten it.
+var pollEvery = 30 * time.Second
+
+// fetch copies the main node's --json output to DIR/aws-RUN-DATE.json,
+// and its log next to it; a failed run's log is fetched and reported.
+func fetch(ctx context.Context, e *env, n names, dir string, wait time.Duration) error {
+	a := e.aws
+	date := time.Now().UTC().Format("2006-01-02")
+	out := filepath.Join(dir, "aws-"+n.run+"-"+date+".json")
+	deadline := time.Now().Add(wait)
+	for {
+		var ls struct{ Contents []struct{ Key string } }
+		if err := a.runJSON(ctx, &ls, "s3api", "list-objects-v2", "--bucket", n.bucket, "--prefix", n.prefix()+"/out/"); err != nil {
+			return err
+		}
+		have := map[string]bool{}
+		for _, o := range ls.Contents {
+			have[strings.TrimPrefix(o.Key, n.prefix()+"/out/")] = true
+		}
+		switch {
+		case e.dry || have["result.json"]:
+			if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", n.s3("out/result.json"), out); err != nil {
+				return err
+			}
+			if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", n.s3("out/main-node.log"), strings.TrimSuffix(out, ".json")+".log"); err != nil {
+				return err
+			}
+			if !e.dry {
+				fmt.Fprintf(e.stdout, "Wrote %s\n", out)
+			}
+			return nil
+		case have["failed"]:
+			log := strings.TrimSuffix(out, ".json") + ".log"
+			if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", n.s3("out/main-node.log"), log); err != nil {
+				return err
+			}
+			return fmt.Errorf("the main node of run %s failed; its log is in %s", n.run, log)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no result for run %s yet under s3://%s/%s/out/ (give --wait to poll)", n.run, n.bucket, n.prefix())
+		}
+		e.log.Info("waiting for the result", "run", n.run)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
