@@ -46,6 +46,8 @@ type config struct {
 	forest       string
 	workers      int
 	cluster      clusterConfig
+	metrics      metricsConfig
+	observeQuery func(queryRecord) // called with each query's record, if set
 	sketchFactor float64
 	batchFactor  float64
 	seed         uint64
@@ -75,6 +77,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	addClusterFlags(fs, &c.cluster)
+	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", 1, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
 	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
@@ -194,18 +197,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopProfile()
 	}
+	mm, err := startMetrics(c.metrics, e, h.Updates, log)
+	if err != nil {
+		return err
+	}
+	defer mm.close()
+	c.observeQuery = mm.observeQuery
 	cl, err := startCluster(ctx, c.cluster, e, log)
 	if err != nil {
 		return err
 	}
 	defer cl.stop()
+	mm.setPool(cl)
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
 	res, err := ingestAndQuery(ctx, c, e, cl, src, points, log)
 	stopProgress()
 	if err != nil {
 		return err
 	}
-	return report(stdout, c, e, h, res, cl)
+	if err := report(stdout, c, e, h, res, cl); err != nil {
+		return err
+	}
+	mm.lingerThenClose(ctx)
+	return nil
 }
 
 // checkMemory refuses a stream whose sketches and gutters cannot be

@@ -52,6 +52,7 @@ func exitCode(err error, stderr io.Writer) int {
 
 type config struct {
 	join, listen, name, keyFile        string
+	metricsListen                      string
 	logLevel                           slog.Level
 	logFormat                          cli.LogFormat
 	version                            bool
@@ -73,6 +74,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
 	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks one, logged)")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
 	cli.LogFormatVar(fs, &c.logFormat)
@@ -148,6 +150,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	ms, err := startMetrics(c.metricsListen, w, c.threads, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if ms != nil {
+		defer ms.Close()
 	}
 	host, _, _ := net.SplitHostPort(c.listen)
 	m, err := distributor.NewMembership(distributor.MembershipConfig{

@@ -156,4 +156,3 @@ func fetch(ctx context.Context, e *env, n names, dir string, wait time.Duration)
 		}
 	}
 }
-
