@@ -28,9 +28,19 @@ var onDemand = map[string]float64{
 	"c6in.2xlarge": 0.4536, "c6in.4xlarge": 0.9072, "c6in.8xlarge": 1.8144, "c6in.16xlarge": 3.6288,
 }
 
-// gp3PerGiBMonth is the EBS gp3 price per GiB-month in priceRegion; a
-// month is 730 hours in AWS's billing.
-const gp3PerGiBMonth = 0.08
+// EBS gp3 prices in priceRegion (https://aws.amazon.com/ebs/pricing/): per
+// GiB-month, per provisioned IOPS-month above 3,000 and per MB/s-month
+// above 125; a month is 730 hours in AWS's billing. The main node's
+// volume is provisioned at mainIOPS and mainThroughput MB/s so that
+// reading the stream keeps up with ingestion.
+const (
+	gp3PerGiBMonth  = 0.08
+	gp3PerIOPSMonth = 0.005
+	gp3PerMBpsMonth = 0.04
+	mainIOPS        = 16000
+	mainThroughput  = 1000
+	hoursPerMonth   = 730
+)
 
 // fleet is what a cost estimate needs to know.
 type fleet struct {
@@ -81,7 +91,11 @@ func knownTypes() []string {
 func printEstimate(w io.Writer, f fleet) float64 {
 	mainH := onDemand[f.mainType]
 	workerH := onDemand[f.workerType] * float64(f.workers)
-	ebsH := float64(f.mainVolumeGiB) * gp3PerGiBMonth / 730
+	ebsH := 0.0
+	if f.mainVolumeGiB > 0 {
+		ebsH = (float64(f.mainVolumeGiB)*gp3PerGiBMonth + (mainIOPS-3000)*gp3PerIOPSMonth +
+			(mainThroughput-125)*gp3PerMBpsMonth) / hoursPerMonth
+	}
 	total := mainH + workerH + ebsH
 	fmt.Fprintf(w, "Cost estimate (on-demand Linux list prices, %s, table dated %s):\n", priceRegion, priceDate)
 	fmt.Fprintf(w, "  main node   1 × %-13s $%8.4f/h\n", f.mainType, mainH)
@@ -91,7 +105,7 @@ func printEstimate(w io.Writer, f fleet) float64 {
 	}
 	fmt.Fprintln(w)
 	if f.mainVolumeGiB > 0 {
-		fmt.Fprintf(w, "  EBS gp3   %4d GiB on the main node   $%8.4f/h\n", f.mainVolumeGiB, ebsH)
+		fmt.Fprintf(w, "  EBS gp3     %d GiB, %d IOPS, %d MB/s on the main node  $%8.4f/h\n", f.mainVolumeGiB, mainIOPS, mainThroughput, ebsH)
 	}
 	fmt.Fprintf(w, "  total                           $%8.4f/h, $%.2f for %.2g h (billed per second, 60 s minimum)\n", total, total*f.hours, f.hours)
 	fmt.Fprintln(w, "  not counted: S3 storage and requests, spot savings, data transfer out of the region")

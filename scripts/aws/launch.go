@@ -524,7 +524,7 @@ func runInstances(ctx context.Context, e *env, ia instanceArgs, role, typ string
 		"--metadata-options", mustJSON(map[string]any{"HttpTokens": "required"})}
 	if volumeGiB > 0 {
 		args = append(args, "--block-device-mappings", mustJSON([]map[string]any{{"DeviceName": "/dev/xvda",
-			"Ebs": map[string]any{"VolumeSize": volumeGiB, "VolumeType": "gp3", "Iops": 16000, "Throughput": 1000, "DeleteOnTermination": true}}}))
+			"Ebs": map[string]any{"VolumeSize": volumeGiB, "VolumeType": "gp3", "Iops": mainIOPS, "Throughput": mainThroughput, "DeleteOnTermination": true}}}))
 	}
 	if spot {
 		args = append(args, "--instance-market-options", mustJSON(map[string]any{"MarketType": "spot",
