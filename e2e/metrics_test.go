@@ -85,10 +85,21 @@ func TestMetricsMatchJSON(t *testing.T) {
 		"--metrics-listen", "127.0.0.1:0", "--metrics-linger", "2m")
 	mainMetrics := m.waitLog(`msg="metrics listening" addr=(\S+)`, 10*time.Second)[1]
 	workerMetrics := map[string]string{} // worker name → metrics address
-	for range 2 {
+	for i := range 2 {
 		w := startWorker(t, addr, "--cluster-key-file", key, "--metrics-listen", "127.0.0.1:0")
 		name := w.waitLog(`msg="worker listening" .* name=(\S+)`, time.Second)[1]
 		workerMetrics[name] = w.waitLog(`msg="metrics listening" addr=(\S+)`, 10*time.Second)[1]
+		if i == 0 {
+			// The main node waits for the second worker: the first is
+			// already a member in its metrics.
+			checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+				fams, _ := scrape(t, mainMetrics)
+				if v, _ := value(fams, "sketchcc_worker_connected", "worker", name); v != 1 {
+					return fmt.Errorf("sketchcc_worker_connected{worker=%q} is %v while the main node waits for --expect-workers", name, v)
+				}
+				return nil
+			})
+		}
 	}
 
 	// During the run: counters only grow, and what is merged was shipped.

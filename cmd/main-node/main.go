@@ -203,12 +203,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer mm.close()
 	c.observeQuery = mm.observeQuery
+	c.cluster.onPool = mm.setPool
 	cl, err := startCluster(ctx, c.cluster, e, log)
 	if err != nil {
 		return err
 	}
 	defer cl.stop()
-	mm.setPool(cl)
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
 	res, err := ingestAndQuery(ctx, c, e, cl, src, points, log)
 	stopProgress()

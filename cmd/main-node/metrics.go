@@ -79,9 +79,9 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 }
 
 // setPool makes the pool's counters part of the metrics.
-func (m *mainMetrics) setPool(cl *cluster) {
-	if m != nil && cl != nil {
-		m.pool.Store(cl.pool)
+func (m *mainMetrics) setPool(p *distributor.Pool) {
+	if m != nil {
+		m.pool.Store(p)
 	}
 }
 

@@ -327,7 +327,8 @@ func TestStatusAndFetch(t *testing.T) {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
 	}
 	code, stdout, stderr := tool(t, "", "status", "--region", "us-east-1", "--run", run1)
-	if code != 0 || strings.Count(stdout, " running") != 5 || !strings.Contains(stdout, "sketchcc_workers_connected 2") {
+	if code != 0 || strings.Count(stdout, " running") != 5 || !strings.Contains(stdout, "1000000 of 4000000 updates read (25.0%), 1 workers connected") ||
+		!strings.Contains(stdout, "member w1: connected") || !strings.Contains(stdout, "member w2: not connected") || !strings.Contains(stdout, "main-node service: activating") {
 		t.Errorf("status: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	dir := t.TempDir()

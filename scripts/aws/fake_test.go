@@ -418,7 +418,8 @@ func (s *fakeState) answer(c fakeCall) (any, int, string) {
 	case "ssm send-command":
 		return obj{"Command": obj{"CommandId": "cmd-0fake"}}, 0, ""
 	case "ssm get-command-invocation":
-		return obj{"StandardOutputContent": "sketchcc_workers_connected 2\nsketchcc_updates_read_total 1.0e+06\nactive\n"}, 0, ""
+		return obj{"StandardOutputContent": "sketchcc_stream_updates 4e+06\nsketchcc_updates_read_total 1e+06\n" +
+			"sketchcc_worker_connected{worker=\"w1\"} 1\nsketchcc_worker_connected{worker=\"w2\"} 0\nsketchcc_workers_connected 1\nmain-node service: activating\n"}, 0, ""
 	}
 	return nil, 252, "FakeUnknownCall"
 }

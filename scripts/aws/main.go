@@ -144,7 +144,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Usage(fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
 	if co.region == "" {
-		co.region = defaultRegion(ctx)
+		co.region = defaultRegion(ctx, co.dry)
 	}
 	log := cli.NewLogger(stderr, co.logFormat, co.logLevel)
 	e := &env{common: co, stdin: stdin, stdout: stdout, log: log,
@@ -152,14 +152,18 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return runCmd(ctx, e)
 }
 
-// defaultRegion is the AWS CLI's configured region, or us-east-1. Reading
-// the local configuration is not an AWS call, so a dry run does it too.
-func defaultRegion(ctx context.Context) string {
+// defaultRegion is $AWS_REGION, $AWS_DEFAULT_REGION, the AWS CLI's
+// configured region, or us-east-1. A dry run runs no aws command at all,
+// so it does not read the CLI's configuration.
+func defaultRegion(ctx context.Context, dry bool) string {
 	if r := os.Getenv("AWS_REGION"); r != "" {
 		return r
 	}
 	if r := os.Getenv("AWS_DEFAULT_REGION"); r != "" {
 		return r
+	}
+	if dry {
+		return "us-east-1"
 	}
 	out, err := exec.CommandContext(ctx, "aws", "configure", "get", "region").Output()
 	if r := strings.TrimSpace(string(out)); err == nil && r != "" {

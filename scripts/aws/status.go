@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/spf13/pflag"
 )
 
@@ -65,7 +67,8 @@ func status(ctx context.Context, e *env, n names) error {
 			return nil
 		}
 	}
-	script := fmt.Sprintf("curl -sf localhost:%d/metrics | grep -E '^sketchcc_(workers_connected|worker_connected|updates_read_total|stream_updates)' || echo 'main node: metrics not up (staging the stream, or finished)'; systemctl is-active sketchcc-main.service || true", mainMetricsPort)
+	script := fmt.Sprintf("curl -sf localhost:%d/metrics | grep -E '^sketchcc_(workers_connected|worker_connected|updates_read_total|stream_updates) '; "+
+		"echo \"main-node service: $(systemctl is-active sketchcc-main.service)\"", mainMetricsPort)
 	var sent struct{ Command struct{ CommandId string } }
 	if err := a.runJSON(ctx, &sent, "ssm", "send-command", "--document-name", "AWS-RunShellScript",
 		"--instance-ids", mainID, "--comment", "sketchcc status "+n.run,
@@ -84,12 +87,60 @@ func status(ctx context.Context, e *env, n names) error {
 		return err
 	}
 	if !e.dry {
-		fmt.Fprintln(e.stdout, "Main node (members and progress from its metrics):")
-		for _, l := range strings.Split(strings.TrimSpace(inv.StandardOutputContent), "\n") {
-			fmt.Fprintln(e.stdout, "  "+l)
-		}
+		printProgress(e, inv.StandardOutputContent)
 	}
 	return nil
+}
+
+// printProgress summarises the main node's metrics lines: workers
+// connected and ingestion progress.
+func printProgress(e *env, out string) {
+	var metricLines, other []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if strings.HasPrefix(l, "sketchcc_") {
+			metricLines = append(metricLines, l)
+		} else if l != "" {
+			other = append(other, l)
+		}
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(strings.Join(metricLines, "\n") + "\n"))
+	switch {
+	case len(metricLines) == 0:
+		fmt.Fprintln(e.stdout, "Main node: no metrics (staging the stream, or the run is over)")
+	case err != nil:
+		fmt.Fprintf(e.stdout, "Main node: unreadable metrics (%v):\n  %s\n", err, strings.Join(metricLines, "\n  "))
+	default:
+		get := func(name string) float64 {
+			if f := fams[name]; f != nil && len(f.GetMetric()) > 0 {
+				m := f.GetMetric()[0]
+				return m.GetUntyped().GetValue() + m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
+			return 0
+		}
+		read, total := get("sketchcc_updates_read_total"), get("sketchcc_stream_updates")
+		pct := 0.0
+		if total > 0 {
+			pct = 100 * read / total
+		}
+		fmt.Fprintf(e.stdout, "Main node: %.0f of %.0f updates read (%.1f%%), %.0f workers connected\n", read, total, pct, get("sketchcc_workers_connected"))
+		if f := fams["sketchcc_worker_connected"]; f != nil {
+			for _, m := range f.GetMetric() {
+				state := "connected"
+				if m.GetUntyped().GetValue()+m.GetGauge().GetValue() == 0 {
+					state = "not connected"
+				}
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "worker" {
+						fmt.Fprintf(e.stdout, "  member %s: %s\n", l.GetValue(), state)
+					}
+				}
+			}
+		}
+	}
+	for _, l := range other {
+		fmt.Fprintln(e.stdout, l)
+	}
 }
 
 func setupFetch(fs *pflag.FlagSet) func(context.Context, *env) error {
