@@ -74,7 +74,7 @@ var teardownOps = []string{
 	"ec2 describe-security-groups", "ec2 delete-security-group",
 	"ec2 describe-placement-groups", "ec2 delete-placement-group",
 	"ssm describe-parameters", "ssm delete-parameter",
-	"iam list-role-tags", "s3 rm",
+	"iam list-role-tags", "s3 rm", "iam list-instance-profile-tags",
 	"iam remove-role-from-instance-profile", "iam delete-instance-profile", "iam detach-role-policy",
 	"iam delete-role-policy", "iam delete-role",
 }
@@ -159,12 +159,12 @@ func TestLaunchTeardown(t *testing.T) {
 	}
 	s = readFake(t, state)
 	for _, op := range ops(s.Calls[n:]) {
-		if !strings.Contains(op, "describe") && op != "iam list-role-tags" && op != "s3 rm" {
+		if !strings.Contains(op, "describe") && !strings.Contains(op, "list-") && op != "s3 rm" {
 			t.Errorf("second teardown called %s: nothing should be left to delete", op)
 		}
 	}
 	if len(s.Deleted) != len(created) {
-		t.Errorf("second teardown deleted more: %q", s.Deleted[len(created):])
+		t.Errorf("after the second teardown, deleted %q", s.Deleted)
 	}
 }
 
@@ -367,5 +367,33 @@ func TestUsage(t *testing.T) {
 	}
 	if code, stdout, _ := tool(t, "", "--version"); code != 0 || !strings.Contains(stdout, " go1.") {
 		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+}
+
+// TestTeardownResumes: a teardown that fails half-way (here deleting the
+// role) leaves the rest to the next one, which deletes exactly what is
+// left.
+func TestTeardownResumes(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	binDir, stream := fakeBinaries(t)
+	if code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes")...); code != 0 {
+		t.Fatalf("launch: exit %d\n%s", code, stderr)
+	}
+	s := readFake(t, state)
+	s.Fail = "iam delete-role"
+	s.save(state)
+	code, _, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1)
+	if code != 1 || !strings.Contains(stderr, "aws iam delete-role --role-name "+run1) {
+		t.Fatalf("teardown with a failing delete-role: exit %d\n%s", code, stderr)
+	}
+	s = readFake(t, state)
+	s.Fail = ""
+	s.save(state)
+	if code, _, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1); code != 0 {
+		t.Fatalf("second teardown: exit %d\n%s", code, stderr)
+	}
+	s = readFake(t, state)
+	if c, d := slices.Sorted(slices.Values(s.Created)), slices.Sorted(slices.Values(s.Deleted)); !slices.Equal(c, d) {
+		t.Errorf("created %q\ndeleted %q", c, d)
 	}
 }

@@ -52,9 +52,11 @@ type fakeState struct {
 	Params    map[string]map[string]string
 	Roles     map[string]*fakeRole
 	Profiles  map[string][]string
-	Objects   map[string]bool
-	Created   []string // "kind name", in order
-	Deleted   []string
+	// ProfileTags holds each instance profile's tags.
+	ProfileTags map[string]map[string]string
+	Objects     map[string]bool
+	Created     []string // "kind name", in order
+	Deleted     []string
 	// Fail makes the call "service op" fail as an unauthorized one.
 	Fail string
 	N    int
@@ -62,7 +64,8 @@ type fakeState struct {
 
 func loadFake(path string) (*fakeState, error) {
 	s := &fakeState{SGs: map[string]string{}, PGs: map[string]string{}, Params: map[string]map[string]string{},
-		Roles: map[string]*fakeRole{}, Profiles: map[string][]string{}, Objects: map[string]bool{}}
+		Roles: map[string]*fakeRole{}, Profiles: map[string][]string{}, ProfileTags: map[string]map[string]string{},
+		Objects: map[string]bool{}}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -117,6 +120,16 @@ func tagSpecTags(args []string) map[string]string {
 		for _, t := range specs[0].Tags {
 			tags[t.Key] = t.Value
 		}
+	}
+	return tags
+}
+
+// iamTags reads --tags Key=k,Value=v … into a map.
+func iamTags(args []string) map[string]string {
+	tags := map[string]string{}
+	for _, t := range flagList(args, "--tags") {
+		k, v, _ := strings.Cut(strings.TrimPrefix(t, "Key="), ",Value=")
+		tags[k] = v
 	}
 	return tags
 }
@@ -263,11 +276,7 @@ func (s *fakeState) answer(c fakeCall) (any, int, string) {
 		s.Deleted = append(s.Deleted, "parameter "+flag(a, "--name"))
 		return obj{}, 0, ""
 	case "iam create-role":
-		r := &fakeRole{Tags: map[string]string{}}
-		for _, t := range flagList(a, "--tags") {
-			k, v, _ := strings.Cut(strings.TrimPrefix(t, "Key="), ",Value=")
-			r.Tags[k] = v
-		}
+		r := &fakeRole{Tags: iamTags(a)}
 		s.Roles[flag(a, "--role-name")] = r
 		s.Created = append(s.Created, "role "+flag(a, "--role-name"))
 		return obj{"Role": obj{"RoleName": flag(a, "--role-name")}}, 0, ""
@@ -306,9 +315,11 @@ func (s *fakeState) answer(c fakeCall) (any, int, string) {
 		return nil, 0, ""
 	case "iam create-instance-profile":
 		s.Profiles[flag(a, "--instance-profile-name")] = []string{}
+		s.ProfileTags[flag(a, "--instance-profile-name")] = iamTags(a)
 		s.Created = append(s.Created, "instance-profile "+flag(a, "--instance-profile-name"))
 		return obj{}, 0, ""
-	case "iam add-role-to-instance-profile", "iam remove-role-from-instance-profile", "iam delete-instance-profile":
+	case "iam add-role-to-instance-profile", "iam remove-role-from-instance-profile", "iam delete-instance-profile",
+		"iam list-instance-profile-tags":
 		name := flag(a, "--instance-profile-name")
 		roles, ok := s.Profiles[name]
 		if !ok {
@@ -319,11 +330,18 @@ func (s *fakeState) answer(c fakeCall) (any, int, string) {
 			s.Profiles[name] = append(roles, flag(a, "--role-name"))
 		case "remove-role-from-instance-profile":
 			s.Profiles[name] = slices.DeleteFunc(roles, func(r string) bool { return r == flag(a, "--role-name") })
+		case "list-instance-profile-tags":
+			var ts []obj
+			for k, v := range s.ProfileTags[name] {
+				ts = append(ts, obj{"Key": k, "Value": v})
+			}
+			return obj{"Tags": ts}, 0, ""
 		case "delete-instance-profile":
 			if len(roles) > 0 {
 				return nil, 254, "DeleteConflict"
 			}
 			delete(s.Profiles, name)
+			delete(s.ProfileTags, name)
 			s.Deleted = append(s.Deleted, "instance-profile "+name)
 		}
 		return nil, 0, ""

@@ -138,26 +138,45 @@ func teardown(ctx context.Context, e *env, n names) error {
 		e.log.Warn("S3 objects not deleted: the role is gone and --bucket was not given", "prefix", n.prefix())
 	}
 
+	// The instance profile carries the run tag too: a teardown that
+	// stopped between deleting the profile and the role finds the role
+	// again, and one that stopped earlier finds both.
+	var pt struct{ Tags []struct{ Key, Value string } }
+	err = a.runJSON(ctx, &pt, "iam", "list-instance-profile-tags", "--instance-profile-name", n.run)
+	profileOurs := e.dry
+	switch {
+	case awsCode(err) == "NoSuchEntity":
+	case err != nil:
+		return err
+	}
+	for _, t := range pt.Tags {
+		if t.Key == tagKey {
+			profileOurs = t.Value == n.run
+		}
+	}
+	var steps [][]string
+	if profileOurs {
+		steps = append(steps,
+			[]string{"iam", "remove-role-from-instance-profile", "--instance-profile-name", n.run, "--role-name", n.run},
+			[]string{"iam", "delete-instance-profile", "--instance-profile-name", n.run})
+	}
 	if ours {
-		tolerate := func(err error) error {
-			if awsCode(err) == "NoSuchEntity" {
-				return nil
-			}
+		steps = append(steps,
+			[]string{"iam", "detach-role-policy", "--role-name", n.run, "--policy-arn", ssmCorePolicy},
+			[]string{"iam", "delete-role-policy", "--role-name", n.run, "--policy-name", "sketchcc"},
+			[]string{"iam", "delete-role", "--role-name", n.run})
+	}
+	for _, s := range steps {
+		// What is already gone is fine.
+		if _, err := a.run(ctx, s...); err != nil && awsCode(err) != "NoSuchEntity" {
 			return err
 		}
-		steps := [][]string{
-			{"iam", "remove-role-from-instance-profile", "--instance-profile-name", n.run, "--role-name", n.run},
-			{"iam", "delete-instance-profile", "--instance-profile-name", n.run},
-			{"iam", "detach-role-policy", "--role-name", n.run, "--policy-arn", ssmCorePolicy},
-			{"iam", "delete-role-policy", "--role-name", n.run, "--policy-name", "sketchcc"},
-			{"iam", "delete-role", "--role-name", n.run},
-		}
-		for _, s := range steps {
-			if _, err := a.run(ctx, s...); tolerate(err) != nil {
-				return err
-			}
-		}
-		note("role and instance profile " + n.run)
+	}
+	if profileOurs {
+		note("instance profile " + n.run)
+	}
+	if ours {
+		note("role " + n.run)
 	}
 	if e.dry {
 		return nil
