@@ -81,6 +81,30 @@ var teardownOps = []string{
 
 const run1 = "sketchcc-test-0001"
 
+// failCall makes the fake fail the call "service op" from now on ("" for
+// none).
+func failCall(t *testing.T, state, op string) {
+	t.Helper()
+	s := readFake(t, state)
+	s.Fail = op
+	if err := s.save(state); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// teardownRemovedAll runs a teardown that must succeed and checks that
+// everything created has been deleted, once.
+func teardownRemovedAll(t *testing.T, state string) {
+	t.Helper()
+	if code, _, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1); code != 0 {
+		t.Fatalf("teardown: exit %d\n%s", code, stderr)
+	}
+	s := readFake(t, state)
+	if c, d := slices.Sorted(slices.Values(s.Created)), slices.Sorted(slices.Values(s.Deleted)); !slices.Equal(c, d) {
+		t.Errorf("created %q\ndeleted %q", c, d)
+	}
+}
+
 func launchArgs(binDir, stream string, extra ...string) []string {
 	return append([]string{"launch", "--region", "us-east-1", "--run", run1, "--bucket", "bkt",
 		"--stream", stream, "--workers", "4", "--bin-dir", binDir, "--log-level", "warn"}, extra...)
@@ -272,33 +296,21 @@ func TestUserData(t *testing.T) {
 func TestFailedCall(t *testing.T) {
 	state := fakeAWSOnPath(t)
 	binDir, stream := fakeBinaries(t)
-	s := readFake(t, state)
-	s.Fail = "ec2 create-security-group"
-	if err := s.save(state); err != nil {
-		t.Fatal(err)
-	}
+	failCall(t, state, "ec2 create-security-group")
 	code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes")...)
 	if code != 1 || !regexp.MustCompile(`aws: error: aws ec2 create-security-group --group-name `+run1+` .*: exit status 254: An error occurred \(UnauthorizedOperation\)`).MatchString(stderr) ||
 		!strings.Contains(stderr, "go run ./scripts/aws teardown --run "+run1) {
 		t.Fatalf("launch with a failing create-security-group: exit %d, stderr:\n%s", code, stderr)
 	}
-	s = readFake(t, state)
+	s := readFake(t, state)
 	if last := s.Calls[len(s.Calls)-1].op(); last != "ec2 create-security-group" {
 		t.Errorf("launch went on after the failed call, up to %s", last)
 	}
-	s.Fail = ""
-	s.save(state)
-	if code, _, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1); code != 0 {
-		t.Fatalf("teardown after a failed launch: exit %d\n%s", code, stderr)
-	}
-	s = readFake(t, state)
-	if c, d := slices.Sorted(slices.Values(s.Created)), slices.Sorted(slices.Values(s.Deleted)); !slices.Equal(c, d) {
-		t.Errorf("created %q, deleted %q", c, d)
-	}
+	failCall(t, state, "")
+	teardownRemovedAll(t, state)
 
 	// A failing teardown call names itself too.
-	s.Fail = "ec2 describe-instances"
-	s.save(state)
+	failCall(t, state, "ec2 describe-instances")
 	code, _, stderr = tool(t, "", "teardown", "--region", "us-east-1", "--run", run1)
 	if code != 1 || !strings.Contains(stderr, "aws ec2 describe-instances --filters Name=tag:sketchcc-run,Values="+run1) {
 		t.Errorf("teardown with a failing describe-instances: exit %d, stderr %q", code, stderr)
@@ -379,21 +391,11 @@ func TestTeardownResumes(t *testing.T) {
 	if code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes")...); code != 0 {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
 	}
-	s := readFake(t, state)
-	s.Fail = "iam delete-role"
-	s.save(state)
+	failCall(t, state, "iam delete-role")
 	code, _, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1)
 	if code != 1 || !strings.Contains(stderr, "aws iam delete-role --role-name "+run1) {
 		t.Fatalf("teardown with a failing delete-role: exit %d\n%s", code, stderr)
 	}
-	s = readFake(t, state)
-	s.Fail = ""
-	s.save(state)
-	if code, _, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1); code != 0 {
-		t.Fatalf("second teardown: exit %d\n%s", code, stderr)
-	}
-	s = readFake(t, state)
-	if c, d := slices.Sorted(slices.Values(s.Created)), slices.Sorted(slices.Values(s.Deleted)); !slices.Equal(c, d) {
-		t.Errorf("created %q\ndeleted %q", c, d)
-	}
+	failCall(t, state, "")
+	teardownRemovedAll(t, state)
 }
