@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -39,7 +40,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(cli.UsageOutput(args, stdout, stderr))
 	dir := fs.String("dir", "results", "directory of the dated tables and of the plots")
 	var version bool
+	var level slog.Level
+	var format cli.LogFormat
 	cli.VersionVar(fs, &version)
+	cli.LevelVar(fs, &level, slog.LevelInfo)
+	cli.LogFormatVar(fs, &format)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return err
@@ -49,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if version {
 		return cli.PrintVersion(stdout, "plot")
 	}
+	log := cli.NewLogger(stderr, format, level)
 	var errs []error
 	for _, p := range []struct {
 		pattern, out string
@@ -73,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			errs = append(errs, fmt.Errorf("%s: %w", p.out, err))
 			continue
 		}
-		fmt.Fprintf(stdout, "wrote %s from %s\n", filepath.Join(*dir, p.out), src)
+		log.Info("wrote a plot", "file", filepath.Join(*dir, p.out), "tables", src)
 	}
 	return errors.Join(errs...)
 }

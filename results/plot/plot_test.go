@@ -53,8 +53,8 @@ func TestIngestionPlot(t *testing.T) {
 	// The command names the missing tables and still writes what it can.
 	var stdout, stderr bytes.Buffer
 	err = run([]string{"--dir", dir}, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "no table queries-*.md") || !strings.Contains(stdout.String(), "wrote "+out) {
-		t.Errorf("run on a directory with only a cluster table: %v; stdout %q", err, stdout.String())
+	if err == nil || !strings.Contains(err.Error(), "no table queries-*.md") || !strings.Contains(stderr.String(), `msg="wrote a plot" file=`+out) {
+		t.Errorf("run on a directory with only a cluster table: %v; stderr %q", err, stderr.String())
 	}
 }
 
