@@ -3,6 +3,8 @@
 // Usage:
 //
 //	worker --join HOST:PORT [--listen ADDR] [--threads N] [--cluster-key-file F]
+//	       [--metrics-listen ADDR] [--log-format text|json]
+//	worker --version
 //
 // The worker listens for the main node's data-plane connection on
 // --listen (port 0 picks one), joins the main node's memberlist cluster
