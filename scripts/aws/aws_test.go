@@ -43,7 +43,7 @@ func fakeBinaries(t *testing.T) (binDir, stream string) {
 func ops(calls []fakeCall) []string {
 	var o []string
 	for _, c := range calls {
-		o = append(o, c.op())
+		o = append(o, c.Op())
 	}
 	return o
 }
@@ -87,7 +87,7 @@ func failCall(t *testing.T, state, op string) {
 	t.Helper()
 	s := readFake(t, state)
 	s.Fail = op
-	if err := s.save(state); err != nil {
+	if err := s.Save(state); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -211,12 +211,12 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 	for _, c := range s.Calls {
 		for _, a := range c.Args {
 			if strings.Contains(a, key) {
-				t.Errorf("the key is in an argument of aws %s", c.op())
+				t.Errorf("the key is in an argument of aws %s", c.Op())
 			}
 		}
 		for f, content := range c.Files {
 			switch {
-			case c.op() == "ssm put-parameter":
+			case c.Op() == "ssm put-parameter":
 				if c.Modes[f] != 0o600 {
 					t.Errorf("the key file %s has mode %o, want 600", f, c.Modes[f])
 				}
@@ -224,7 +224,7 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 					t.Errorf("the key file %s is still there after launch: %v", f, err)
 				}
 			case strings.Contains(content, key):
-				t.Errorf("the key is in %s, read by aws %s", f, c.op())
+				t.Errorf("the key is in %s, read by aws %s", f, c.Op())
 			}
 		}
 	}
@@ -271,7 +271,7 @@ func TestUserData(t *testing.T) {
 		}
 	}
 	for _, c := range s.Calls {
-		switch c.op() {
+		switch c.Op() {
 		case "ec2 authorize-security-group-ingress":
 			perms := flag(c.Args, "--ip-permissions")
 			g := flag(c.Args, "--group-id")
@@ -303,7 +303,7 @@ func TestFailedCall(t *testing.T) {
 		t.Fatalf("launch with a failing create-security-group: exit %d, stderr:\n%s", code, stderr)
 	}
 	s := readFake(t, state)
-	if last := s.Calls[len(s.Calls)-1].op(); last != "ec2 create-security-group" {
+	if last := s.Calls[len(s.Calls)-1].Op(); last != "ec2 create-security-group" {
 		t.Errorf("launch went on after the failed call, up to %s", last)
 	}
 	failCall(t, state, "")
@@ -351,7 +351,7 @@ func TestStatusAndFetch(t *testing.T) {
 	s := readFake(t, state)
 	s.Objects["s3://bkt/runs/"+run1+"/out/result.json"] = true
 	s.Objects["s3://bkt/runs/"+run1+"/out/main-node.log"] = true
-	s.save(state)
+	s.Save(state)
 	code, stdout, stderr = tool(t, "", "fetch", "--region", "us-east-1", "--run", run1, "--bucket", "bkt", "--dir", dir)
 	want := filepath.Join(dir, "aws-"+run1+"-"+time.Now().UTC().Format("2006-01-02")+".json")
 	if b, err := os.ReadFile(want); code != 0 || err != nil || !strings.Contains(string(b), "components") {
