@@ -317,6 +317,51 @@ func TestFailedCall(t *testing.T) {
 	}
 }
 
+// TestRetries: launch retries run-instances while EC2 does not see the
+// new instance profile yet, and fetch --wait polls until the result is
+// there.
+func TestRetries(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	binDir, stream := fakeBinaries(t)
+	defer func(d, p time.Duration) { retryDelay, pollEvery = d, p }(retryDelay, pollEvery)
+	retryDelay, pollEvery = 0, 0
+	s := readFake(t, state)
+	s.Fail, s.FailCode, s.FailTimes = "ec2 run-instances", "InvalidParameterValue", 2
+	s.FailMessage = "Value (" + run1 + ") for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"
+	s.Save(state)
+	if code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes")...); code != 0 {
+		t.Fatalf("launch: exit %d\n%s", code, stderr)
+	}
+	s = readFake(t, state)
+	if n := slices.Index(ops(s.Calls), "ec2 wait"); n < 0 || strings.Count(strings.Join(ops(s.Calls[:n]), "\n"), "run-instances") != 4 {
+		t.Errorf("want 2 failed and 2 good run-instances: %q", ops(s.Calls))
+	}
+
+	// The result appears after the third listing.
+	s.Fail, s.FailCode, s.FailMessage, s.FailTimes = "s3api list-objects-v2", "SlowDown", "", 2
+	s.Objects["s3://bkt/runs/"+run1+"/out/result.json"] = true
+	s.Objects["s3://bkt/runs/"+run1+"/out/main-node.log"] = true
+	s.Save(state)
+	code, _, stderr := tool(t, "", "fetch", "--region", "us-east-1", "--run", run1, "--bucket", "bkt", "--dir", t.TempDir(), "--wait", "1h")
+	if code != 1 || !strings.Contains(stderr, "(SlowDown)") {
+		t.Errorf("fetch with a failing listing: exit %d, %q; want the AWS error", code, stderr)
+	}
+	s = readFake(t, state)
+	s.Fail = ""
+	for _, o := range []string{"result.json", "main-node.log"} {
+		s.Hidden["s3://bkt/runs/"+run1+"/out/"+o] = 3
+	}
+	s.Save(state)
+	n := len(s.Calls)
+	if code, stdout, stderr := tool(t, "", "fetch", "--region", "us-east-1", "--run", run1, "--bucket", "bkt", "--dir", t.TempDir(), "--wait", "1h"); code != 0 || !strings.Contains(stdout, "Wrote ") {
+		t.Errorf("fetch --wait: exit %d, %q, %q", code, stdout, stderr)
+	}
+	want := []string{"s3api list-objects-v2", "s3api list-objects-v2", "s3api list-objects-v2", "s3api list-objects-v2", "s3 cp", "s3 cp"}
+	if got := ops(readFake(t, state).Calls[n:]); !slices.Equal(got, want) {
+		t.Errorf("fetch --wait called %q, want %q", got, want)
+	}
+}
+
 // TestDeclined: answering no to the confirmation makes no call.
 func TestDeclined(t *testing.T) {
 	state := fakeAWSOnPath(t)

@@ -36,7 +36,7 @@ const ssmCorePolicy = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 
 // retryDelay is the pause between run-instances attempts while a new
 // instance profile is not yet visible to EC2 (IAM is eventually
-// consistent); tests shorten it.
+// consistent); tests set it to zero.
 var retryDelay = 5 * time.Second
 
 func usageErr(err error) error { return cli.Usage(err) }

@@ -158,7 +158,7 @@ func setupFetch(fs *pflag.FlagSet) func(context.Context, *env) error {
 	}
 }
 
-// pollEvery is fetch's polling interval; tests shorten it.
+// pollEvery is fetch's polling interval; tests set it to zero.
 var pollEvery = 30 * time.Second
 
 // fetch copies the main node's --json output to DIR/aws-RUN-DATE.json,

@@ -7,6 +7,7 @@
 package fakeaws
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -53,18 +54,24 @@ type State struct {
 	// ProfileTags holds each instance profile's tags.
 	ProfileTags map[string]map[string]string
 	Objects     map[string]bool
-	Created     []string // "kind name", in order
-	Deleted     []string
-	// Fail makes the call "service op" fail as an unauthorized one.
-	Fail string
-	N    int
+	// Hidden hides an object from that many more listings (a result
+	// that is not there yet).
+	Hidden  map[string]int
+	Created []string // "kind name", in order
+	Deleted []string
+	// Fail makes the call "service op" fail, with the AWS error code
+	// FailCode (default UnauthorizedOperation) and message FailMessage;
+	// FailTimes > 0 makes it fail only that many more times.
+	Fail, FailCode, FailMessage string
+	FailTimes                   int
+	N                           int
 }
 
 // Load reads the state file at path; an empty file is a fresh state.
 func Load(path string) (*State, error) {
 	s := &State{SGs: map[string]string{}, PGs: map[string]string{}, Params: map[string]map[string]string{},
 		Roles: map[string]*Role{}, Profiles: map[string][]string{}, ProfileTags: map[string]map[string]string{},
-		Objects: map[string]bool{}}
+		Objects: map[string]bool{}, Hidden: map[string]int{}}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -188,7 +195,10 @@ func Run(statePath string, args []string, stdout, stderr io.Writer) int {
 		return 255
 	}
 	if code != 0 {
-		fmt.Fprintf(stderr, "\nAn error occurred (%s) when calling the %s operation: fake\n", msg, call.Args[1])
+		if !strings.Contains(msg, ") when calling") {
+			msg += ") when calling the " + call.Args[1] + " operation: fake"
+		}
+		fmt.Fprintf(stderr, "\nAn error occurred (%s\n", msg)
 		return code
 	}
 	if out != nil {
@@ -205,7 +215,13 @@ type obj = map[string]any
 func (s *State) answer(c Call) (any, int, string) {
 	a := c.Args
 	if c.Op() == s.Fail {
-		return nil, 254, "UnauthorizedOperation"
+		if s.FailTimes > 0 {
+			if s.FailTimes--; s.FailTimes == 0 {
+				s.Fail = ""
+			}
+		}
+		code := cmp.Or(s.FailCode, "UnauthorizedOperation")
+		return nil, 254, code + ") when calling the " + c.Args[1] + " operation: " + cmp.Or(s.FailMessage, "fake")
 	}
 	id := func(prefix string) string { s.N++; return fmt.Sprintf("%s-%04d", prefix, s.N) }
 	switch c.Op() {
@@ -242,6 +258,10 @@ func (s *State) answer(c Call) (any, int, string) {
 		prefix := "s3://" + Flag(a, "--bucket") + "/" + Flag(a, "--prefix")
 		var cs []obj
 		for o := range s.Objects {
+			if s.Hidden[o] > 0 {
+				s.Hidden[o]--
+				continue
+			}
 			if strings.HasPrefix(o, prefix) {
 				cs = append(cs, obj{"Key": strings.TrimPrefix(o, "s3://"+Flag(a, "--bucket")+"/")})
 			}
