@@ -46,7 +46,7 @@ write_files:
       export AWS_REGION={{q .Region}}
       install -d -m 0700 /etc/sketchcc
       # The instance profile can take a few seconds to be usable.
-      for i in $(seq 1 30); do
+      for _ in $(seq 1 30); do
         if aws ssm get-parameter --name {{q .KeyParam}} --with-decryption \
              --query Parameter.Value --output text >/etc/sketchcc/cluster.key.tmp; then break; fi
         sleep 5
