@@ -68,7 +68,8 @@ func status(ctx context.Context, e *env, n names) error {
 		}
 	}
 	script := fmt.Sprintf("curl -sf localhost:%d/metrics | grep -E '^sketchcc_(workers_connected|worker_connected|updates_read_total|stream_updates) '; "+
-		"echo \"main-node service: $(systemctl is-active sketchcc-main.service)\"", mainMetricsPort)
+		"echo \"main-node service: $(systemctl is-active sketchcc-main.service)\"; "+
+		"echo \"stream staged: $(stat -c %%s /data/stream.bin 2>/dev/null || echo 0) bytes\"", mainMetricsPort)
 	var sent struct{ Command struct{ CommandId string } }
 	if err := a.runJSON(ctx, &sent, "ssm", "send-command", "--document-name", "AWS-RunShellScript",
 		"--instance-ids", mainID, "--comment", "sketchcc status "+n.run,
