@@ -506,7 +506,7 @@ func (l *lineReader) next() (line []byte, ok bool) {
 		}
 		if !l.cr {
 			start := l.pos
-			if i := l.lineEnd(l.buf[l.pos:l.end]); i >= 0 {
+			if i := stream.IndexLineEnd(l.buf[l.pos:l.end], &l.noLF); i >= 0 {
 				l.prevPos, l.prevCR, l.canBack = start, false, true
 				line = l.buf[start : start+i]
 				l.cr = l.buf[start+i] == '\r'
@@ -531,25 +531,6 @@ func (l *lineReader) next() (line []byte, ok bool) {
 			return nil, false
 		}
 	}
-}
-
-// lineEnd returns the index of the first CR or LF of b, or -1. It looks
-// for LF first (vectorised), then for a CR before it, and remembers that b
-// has no LF so that a file of lone CRs is not rescanned for one per line.
-func (l *lineReader) lineEnd(b []byte) int {
-	lf := -1
-	if !l.noLF {
-		if lf = bytes.IndexByte(b, '\n'); lf < 0 {
-			l.noLF = true
-		}
-	}
-	if lf >= 0 {
-		b = b[:lf]
-	}
-	if cr := bytes.IndexByte(b, '\r'); cr >= 0 {
-		return cr
-	}
-	return lf
 }
 
 // fill reads more input into buf, moving the unread bytes to its start and
