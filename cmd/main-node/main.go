@@ -55,8 +55,7 @@ type config struct {
 	logLevel     slog.Level
 	cpuProfile   string
 	queries      int
-	queryAtList  string
-	queryAt      []uint64
+	queryAt      []uint // accumulates over repeated --query-at
 	pointQueries string
 	noGreedy     bool
 }
@@ -78,7 +77,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
-	fs.StringVar(&c.queryAtList, "query-at", "", "comma-separated update counts after which to query (plus one at the end); overrides --queries")
+	fs.UintSliceVar(&c.queryAt, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
@@ -129,11 +128,6 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
 	}
-	if q, err := parseQueryAt(c.queryAtList); err != nil {
-		errs = append(errs, err)
-	} else {
-		c.queryAt = q
-	}
 	if err := errors.Join(errs...); err != nil {
 		return c, cli.Usage(err)
 	}
@@ -163,7 +157,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
 	}
-	if err := checkMemory(c, cfg); err != nil {
+	if err := checkMemory(c, cfg, h.Updates); err != nil {
 		return err
 	}
 	e, err := ingest.New(cfg)
@@ -199,30 +193,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return report(stdout, c, e, h, res, cl)
-}
-
-// checkMemory refuses a stream whose sketches and gutters cannot be
-// allocated on this machine, before trying: the 12-byte header sets how
-// many gigabytes are allocated, and an allocation the kernel refuses is a
-// fatal runtime error with a stack dump, not an error.
-func checkMemory(c config, cfg ingest.Config) error {
-	sketches, gutters, err := ingest.Memory(cfg)
-	if err != nil {
-		return err
-	}
-	vertices := cfg.Vertices
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		return nil // cannot tell; let the allocation decide
-	}
-	have := int64(si.Totalram+si.Totalswap) * int64(si.Unit)
-	if sketches+gutters > have {
-		return fmt.Errorf("%s declares %d vertices: its sketches need %s and its gutters %s, "+
-			"more than this machine's %s of memory and swap; lower --batch-factor to shrink the gutters, "+
-			"or run on a machine with more memory",
-			c.stream, vertices, humanBytes(sketches), humanBytes(gutters), humanBytes(have))
-	}
-	return nil
 }
 
 // openSource opens the stream at path in the given format. The returned
