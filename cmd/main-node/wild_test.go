@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEmptyGraph checks that a stream of 0 updates, binary or text, is
@@ -145,5 +148,53 @@ func TestMemoryEstimate(t *testing.T) {
 	m = estimateMemory(sketchSlab, gutterSlab, v, 1<<63+5, 2<<20)
 	if m.sketches != sketchSlab || m.gutters != gutterSlab {
 		t.Errorf("2^63 updates: %+v", m)
+	}
+}
+
+// TestRateMeter checks the progress bar's rate: hidden until its samples
+// span a second (a burst in the first milliseconds showed 21 G updates/s),
+// then the growth over the last rateWindow.
+func TestRateMeter(t *testing.T) {
+	var m rateMeter
+	t0 := time.Unix(0, 0)
+	m.add(t0, 0)
+	m.add(t0.Add(5*time.Millisecond), 100_000_000)
+	if r, ok := m.rate(); ok {
+		t.Fatalf("rate %v shown after 5 ms", r)
+	}
+	// 10 M updates/s from then on, sampled every 200 ms for 10 s.
+	for i := 1; i <= 50; i++ {
+		m.add(t0.Add(5*time.Millisecond+time.Duration(i)*200*time.Millisecond), 100_000_000+uint64(i)*2_000_000)
+		r, ok := m.rate()
+		if i < 5 && ok {
+			t.Fatalf("rate %v shown after %d samples", r, i+2)
+		}
+		if i >= 30 && (!ok || r != 10_000_000) {
+			t.Fatalf("sample %d: rate %v, %v; want 10 M/s once the burst is out of the window", i, r, ok)
+		}
+	}
+	if len(m.at) > int(rateWindow/(200*time.Millisecond))+2 {
+		t.Errorf("%d samples kept for a %v window", len(m.at), rateWindow)
+	}
+}
+
+// TestProgressRate runs the binary with --progress always on a stream long
+// enough for the bar to draw: no rate it shows may be absurd (the bar's own
+// rate showed 21–40 G updates/s in its first samples; ingestion runs at
+// tens of millions per second).
+func TestProgressRate(t *testing.T) {
+	path := writeLargeStream(t, 10_000, 3_000_000)
+	r := runBinary(t, "--stream", path, "--progress", "always", "--workers", "1")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	for _, m := range regexp.MustCompile(`([0-9.e+]+) (M )?updates/s`).FindAllStringSubmatch(r.stderr, -1) {
+		x, err := strconv.ParseFloat(m[1], 64)
+		if m[2] != "" {
+			x *= 1e6
+		}
+		if err != nil || x > 1e9 {
+			t.Errorf("progress shows %q", m[0])
+		}
 	}
 }
