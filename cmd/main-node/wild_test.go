@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -196,5 +197,16 @@ func TestProgressRate(t *testing.T) {
 		if err != nil || x > 1e9 {
 			t.Errorf("progress shows %q", m[0])
 		}
+	}
+}
+
+// TestKeyFileMessage runs the binary with a key file holding base64 of 20
+// bytes: the message gives the key's length, not the text's.
+func TestKeyFileMessage(t *testing.T) {
+	key := writeFile(t, "key20", []byte(base64.StdEncoding.EncodeToString(make([]byte, 20))+"\n"))
+	r := runBinary(t, "--stream", multiples, "--listen", "127.0.0.1:0", "--cluster-key-file", key)
+	if r.code != 1 || !strings.Contains(r.stderr, key+": distributor: cluster key is base64 of 20 bytes (28 characters)") ||
+		r.stdout != "" {
+		t.Errorf("want exit 1 and the decoded length, got %v", r)
 	}
 }
