@@ -541,11 +541,11 @@ func (l *lineReader) fill() error {
 		l.pos = 0
 	}
 	if l.end == len(l.buf) {
-		if len(l.buf) > maxLineBytes {
+		if l.end > maxLineBytes {
 			return &ParseError{Name: l.name, Line: l.line + 1, Err: ErrSyntax,
 				Detail: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
 		}
-		l.buf = append(l.buf, make([]byte, len(l.buf))...)
+		l.buf = append(l.buf, make([]byte, min(len(l.buf), maxLineBytes+1-len(l.buf)))...)
 	}
 	for empty := 0; ; {
 		n, err := l.r.Read(l.buf[l.end:])

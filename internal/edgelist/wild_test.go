@@ -251,3 +251,20 @@ func TestParseEvents_Wild(t *testing.T) {
 		t.Fatalf("lenient: %+v", ev)
 	}
 }
+
+// TestParse_LongLine checks the bound on a line: maxLineBytes is read, one
+// byte more is an error naming the line, whatever the line end.
+func TestParse_LongLine(t *testing.T) {
+	for _, end := range []string{"\n", "\r", "\r\n"} {
+		pad := strings.Repeat(" ", maxLineBytes-len("1 3"))
+		g, err := parseString(t, "1 2"+end+"1 3"+pad+end+"2 3"+end, Snap)
+		if err != nil || len(g.Edges) != 3 {
+			t.Errorf("end %q: a line of maxLineBytes: %v", end, err)
+		}
+		_, err = parseString(t, "1 2"+end+"1 3 "+pad+end, Snap)
+		var pe *ParseError
+		if !errors.As(err, &pe) || pe.Line != 2 || !strings.Contains(err.Error(), "line longer than") {
+			t.Errorf("end %q: a line of maxLineBytes+1: %v", end, err)
+		}
+	}
+}
