@@ -184,6 +184,9 @@ func TestRateMeter(t *testing.T) {
 // rate showed 21–40 G updates/s in its first samples; ingestion runs at
 // tens of millions per second).
 func TestProgressRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 27 MB stream") // as TestInterrupt; scripts/test.sh runs it
+	}
 	path := writeLargeStream(t, 10_000, 3_000_000)
 	r := runBinary(t, "--stream", path, "--progress", "always", "--workers", "1")
 	if r.code != 0 {
