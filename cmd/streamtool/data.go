@@ -256,14 +256,15 @@ relabelled by rank; OUT.map gets "new original" lines. W may be "inf".
 Prints a JSON summary with the final graph's exact components.
 `,
 	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
-		var from, out, checkpoints string
+		var from, out string
+		var checkpoints []string // accumulates over repeated --checkpoints
 		var window float64
 		var timeColumn int
 		var noMap, lenient bool
 		fs.StringVar(&from, "from", "snap", "input format: only snap (SNAP temporal or CSV) is supported")
 		fs.Float64Var(&window, "window", -1, "edge lifetime after its last event, in the input's time units (required); inf keeps every edge")
 		fs.IntVar(&timeColumn, "time-column", 0, "1-based column of the timestamp; 0 means the last column")
-		fs.StringVar(&checkpoints, "checkpoints", "", "comma-separated fractions of the events (e.g. 0.25,0.5,0.75) after which to report edges and components")
+		fs.StringSliceVar(&checkpoints, "checkpoints", nil, "comma-separated fractions of the events (e.g. 0.25,0.5,0.75) after which to report edges and components; repeat the flag to add more")
 		fs.StringVarP(&out, "output", "o", "", "binary stream to write (required)")
 		fs.BoolVar(&noMap, "no-map", false, "do not write OUTPUT.map")
 		fs.BoolVar(&lenient, "lenient", false, lenientUsage)
@@ -286,15 +287,13 @@ Prints a JSON summary with the final graph's exact components.
 				errs = append(errs, fmt.Errorf("--time-column=%d: want 0 (last) or >= 3", timeColumn))
 			}
 			var fractions []float64
-			if checkpoints != "" {
-				for _, s := range strings.Split(checkpoints, ",") {
-					x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-					if err != nil || x < 0 || x > 1 {
-						errs = append(errs, fmt.Errorf("--checkpoints: %q is not a fraction in [0, 1]", s))
-						continue
-					}
-					fractions = append(fractions, x)
+			for _, s := range checkpoints {
+				x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+				if err != nil || x < 0 || x > 1 {
+					errs = append(errs, fmt.Errorf("--checkpoints: %q is not a fraction in [0, 1]", s))
+					continue
 				}
+				fractions = append(fractions, x)
 			}
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
@@ -313,11 +312,18 @@ Prints a JSON summary with the final graph's exact components.
 			}
 			warnParse(e, in, ev.Stats, ev.Skipped, nil)
 			cfg := streamgen.TemporalConfig{Window: window}
+			at := map[int]float64{} // checkpoint -> the first fraction that gave it
 			for _, x := range fractions {
-				cfg.Checkpoints = append(cfg.Checkpoints, int(math.Round(x*float64(len(ev.List)))))
+				k := int(math.Round(x * float64(len(ev.List))))
+				if first, ok := at[k]; ok {
+					e.log.Warn("--checkpoints: two fractions fall after the same event; reporting once",
+						"fractions", fmt.Sprintf("%v,%v", first, x), "events", k)
+					continue
+				}
+				at[k] = x
+				cfg.Checkpoints = append(cfg.Checkpoints, k)
 			}
 			slices.Sort(cfg.Checkpoints)
-			cfg.Checkpoints = slices.Compact(cfg.Checkpoints)
 			var o outputs
 			defer o.abort()
 			w, err := o.create(out)

@@ -204,6 +204,10 @@ func TestWild_Binary(t *testing.T) {
 		{[]string{"cc", out("e.bin")}, 0, `"components": 5`, ""},
 		{[]string{"cc", "--format", "text", file("e.txt", "5 0\n")}, 0, `"components": 5`, ""},
 		{[]string{"cc", file("none.bin", "")}, 1, "", "no header"},
+		// Was: only the last --checkpoints flag counted.
+		{[]string{"temporal", "--window", "inf", file("ev.csv", "1,2,5,100\n2,3,1,150\n3,4,1,200\n1,2,-3,400\n"),
+			"-o", out("t.bin"), "--checkpoints", "0.25", "--checkpoints", "0.5,0.55"}, 0,
+			`"events": 1`, "two fractions fall after the same event"},
 	} {
 		cmd := exec.Command(bin, tc.args...)
 		var stdout, stderr bytes.Buffer
@@ -217,5 +221,39 @@ func TestWild_Binary(t *testing.T) {
 		if tc.code != 0 && stdout.Len() > 0 {
 			t.Errorf("%q: failure printed to stdout: %q", tc.args, stdout.String())
 		}
+	}
+}
+
+// TestTemporal_RepeatedCheckpoints checks that repeated --checkpoints
+// flags add up, and that fractions falling after the same event are
+// reported once with a warning, not merged silently.
+func TestTemporal_RepeatedCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	ev := writeFile(t, dir, "ev.csv", "1,2,5,100\n2,3,1,150\n3,4,1,200\n1,2,-3,400\n")
+	type checkpoint struct {
+		Events int `json:"events"`
+		Edges  int `json:"edges"`
+	}
+	var tr struct {
+		Checkpoints []checkpoint `json:"checkpoints"`
+	}
+	// 4 events: 0.25 -> 1, 0.5 -> 2, 0.55 -> 2 (the same), 1 -> 4.
+	args := []string{"temporal", "--window", "inf", ev, "-o", filepath.Join(dir, "t.bin"),
+		"--checkpoints", "0.25", "--checkpoints", "0.5,0.55", "--checkpoints", "1"}
+	code, out, errOut := streamtool(t, args...)
+	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	want := []checkpoint{{1, 1}, {2, 2}, {4, 3}}
+	if !slices.Equal(tr.Checkpoints, want) {
+		t.Errorf("checkpoints %+v, want %+v", tr.Checkpoints, want)
+	}
+	if !strings.Contains(errOut, `msg="--checkpoints: two fractions fall after the same event; reporting once" fractions=0.5,0.55 events=2`) {
+		t.Errorf("no warning for the merged fractions: %q", errOut)
+	}
+	code, _, errOut = streamtool(t, "temporal", "--window", "1", ev, "-o", filepath.Join(dir, "u.bin"),
+		"--checkpoints", "0.5", "--checkpoints", "2")
+	if code != 2 || !strings.Contains(errOut, `--checkpoints: "2" is not a fraction in [0, 1]`) {
+		t.Errorf("a bad fraction in a repeated flag: exit %d, %q", code, errOut)
 	}
 }
