@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -55,7 +57,8 @@ type config struct {
 	logLevel     slog.Level
 	cpuProfile   string
 	queries      int
-	queryAt      []uint // accumulates over repeated --query-at
+	queryAtList  []string // accumulates over repeated --query-at
+	queryAt      []uint64
 	pointQueries string
 	noGreedy     bool
 }
@@ -77,7 +80,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
-	fs.UintSliceVar(&c.queryAt, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
+	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
@@ -127,6 +130,14 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
+	}
+	for _, f := range c.queryAtList {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--query-at: %q is not an update count", f))
+			continue
+		}
+		c.queryAt = append(c.queryAt, n)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, cli.Usage(err)

@@ -55,8 +55,7 @@ type runResult struct {
 func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 	var pos []uint64
 	times := map[uint64]int{}
-	for _, q := range c.queryAt {
-		p := uint64(q)
+	for _, p := range c.queryAt {
 		if times[p]++; times[p] == 2 {
 			log.Warn("--query-at: position given more than once; querying once", "position", p)
 		}

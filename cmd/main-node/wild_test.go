@@ -75,7 +75,7 @@ func TestQueryAtRepeated(t *testing.T) {
 		// Was: merged without a word.
 		{[]string{"--query-at", "852,852"}, []uint64{852, 8528},
 			`msg="--query-at: position given more than once; querying once" position=852`},
-		{[]string{"--query-at", "852", "--query-at", "852,1704"}, []uint64{852, 1704, 8528},
+		{[]string{"--query-at", "852", "--query-at", "852, 1704"}, []uint64{852, 1704, 8528},
 			`msg="--query-at: position given more than once; querying once" position=852`},
 	} {
 		args := append([]string{"--stream", multiples, "--json"}, tc.args...)
