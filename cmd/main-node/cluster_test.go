@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"math"
@@ -67,7 +68,10 @@ func TestClusterRuntimeErrors(t *testing.T) {
 			t.Errorf("main-node %q: want exit 1 and %q on stderr, got %v", args, want, r)
 		}
 	}
-	f("want base64 of 16, 24 or 32 bytes", "--cluster-key-file", writeFile(t, "key", []byte("too short")))
+	f("cluster key of 9 raw bytes, not base64: want base64 of 16, 24 or 32 bytes", "--cluster-key-file", writeFile(t, "key", []byte("too short")))
+	// Was "cluster key of 28 bytes": the text's length, not the key's.
+	f("cluster key is base64 of 20 bytes (28 characters): want base64 of 16, 24 or 32 bytes",
+		"--cluster-key-file", writeFile(t, "key20", []byte(base64.StdEncoding.EncodeToString(make([]byte, 20))+"\n")))
 	f("cannot read the cluster key", "--cluster-key-file", "/nonexistent/key")
 	f("waiting for --expect-workers=1: distributor: 0 of 1 workers connected", "--expect-workers", "1", "--wait-timeout", "100ms")
 }
