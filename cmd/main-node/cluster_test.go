@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"regexp"
 	"strings"
@@ -150,6 +151,8 @@ func TestClusterInProcess(t *testing.T) {
 		Components            int     `json:"components"`
 		LocalWorkers          int     `json:"local_workers"`
 		NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
+		Out                   float64 `json:"network_bytes_per_update_out"`
+		Back                  float64 `json:"network_bytes_per_update_back"`
 		RemoteBatches         uint64  `json:"remote_batches"`
 		Workers               []struct {
 			Batches, Updates, BytesSent, BytesReceived, DeltasMerged, BatchesResent uint64
@@ -160,6 +163,9 @@ func TestClusterInProcess(t *testing.T) {
 	}
 	if s.Components != 78 || s.LocalWorkers != 0 || len(s.Workers) != 1 || s.NetworkBytesPerUpdate <= 0 {
 		t.Fatalf("summary %s", out.String())
+	}
+	if s.Out <= 0 || s.Back <= 0 || math.Abs(s.Out+s.Back-s.NetworkBytesPerUpdate) > 1e-9*s.NetworkBytesPerUpdate {
+		t.Errorf("bytes per update out %v + back %v, want both > 0 adding up to %v", s.Out, s.Back, s.NetworkBytesPerUpdate)
 	}
 	// The JSON keys are snake_case; decode them by name too.
 	var raw struct {
