@@ -189,15 +189,12 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
 	p.mu.stats = map[string]*workerStats{}
-	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
+	if need := newDeltaCodec(p.params).maxBytes(); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
 	p.wg.Go(p.runFallback)
 	return p, nil
 }
-
-// deltaBytes is the encoded size of one delta (sketch.AppendDelta).
-func deltaBytes(per int) int { return 8 + per*sketch.BucketBytes }
 
 // Add connects to the worker called name at data-plane address addr, in
 // the background. A worker already added under that name is left alone.

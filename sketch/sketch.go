@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -15,6 +16,10 @@ const BucketBytes = 16
 type Bucket struct {
 	Alpha, Gamma uint64
 }
+
+// ErrTooManyRounds is wrapped by Sample for a column past the last: a
+// query that needs more Boruvka rounds than the sketch has columns.
+var ErrTooManyRounds = errors.New("sketch: Boruvka ran out of sketch columns")
 
 // Result is the outcome of a sample.
 type Result uint8
@@ -91,19 +96,34 @@ func (p Params) Good(b Bucket) bool {
 }
 
 // Sample draws an index from sketch s (BucketsPerVertex buckets) using
-// column c (one column per Boruvka round), c < Columns. It returns Zero if
-// the deterministic bucket is empty, Good with the index if the
-// deterministic bucket or any bucket of column c (from row 0 upward) is
-// good, and Fail otherwise.
-func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result) {
-	return p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
+// column c (one column per Boruvka round). It returns Zero if the
+// deterministic bucket is empty, Good with the index if the deterministic
+// bucket or any bucket of column c (from row 0 upward) is good, and Fail
+// otherwise. A column outside [0, Columns) is an error wrapping
+// ErrTooManyRounds, and an s of another length one wrapping ErrParams; the
+// result is then Fail.
+func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result, err error) {
+	if c < 0 || c >= p.columns {
+		return 0, Fail, fmt.Errorf("%w: column %d of a sketch with %d columns (sketch factor %v)",
+			ErrTooManyRounds, c, p.columns, p.factor)
+	}
+	if full := p.BucketsPerVertex(); len(s) != full {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a sketch of %d", ErrParams, len(s), full)
+	}
+	idx, r = p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
+	return idx, r, nil
 }
 
 // SampleColumn is Sample for a column view: Rows+1 buckets, the
 // deterministic bucket and then the rows of one column, as a query builds
-// when it merges only the column of its round.
-func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result) {
-	return p.sample(view[0], view[1:1+p.rows])
+// when it merges only the column of its round. A view of another length is
+// an error wrapping ErrParams; the result is then Fail.
+func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result, err error) {
+	if len(view) != p.rows+1 {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a column view of %d", ErrParams, len(view), p.rows+1)
+	}
+	idx, r = p.sample(view[0], view[1:])
+	return idx, r, nil
 }
 
 func (p Params) sample(det Bucket, col []Bucket) (idx uint64, r Result) {

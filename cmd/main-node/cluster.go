@@ -31,6 +31,9 @@ type clusterConfig struct {
 	credits       int
 	flushDelay    time.Duration
 	gossipLocal   bool
+	// onPool, if set, is called with the pool as soon as it exists,
+	// before the wait for --expect-workers (the metrics read it).
+	onPool func(*distributor.Pool)
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -131,6 +134,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 		return nil, err
 	}
 	pool.Follow(m)
+	if c.onPool != nil {
+		c.onPool(pool)
+	}
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
 	// At warn, so that the address shows at the default log level: workers
 	// need it to --join, scripts read it when --listen has port 0.
@@ -203,13 +209,17 @@ type clusterReport struct {
 	// re-sent elsewhere after its connection ended.
 	Workers []workerReport `json:"workers"`
 	// NetworkBytesPerUpdate is data-plane bytes sent plus received per
-	// stream update: the communication factor.
-	NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
-	LocalCutoffBatches    uint64  `json:"local_cutoff_batches"`
-	FallbackBatches       uint64  `json:"fallback_batches"`
-	RemoteBatches         uint64  `json:"remote_batches"`
-	BatchesResent         uint64  `json:"batches_resent"`
-	DuplicateDeltas       uint64  `json:"duplicate_deltas"`
+	// stream update: the communication factor. Out is the part sent to
+	// the workers (batches), Back the part received (deltas); both count
+	// frames and handshakes.
+	NetworkBytesPerUpdate     float64 `json:"network_bytes_per_update"`
+	NetworkBytesPerUpdateOut  float64 `json:"network_bytes_per_update_out"`
+	NetworkBytesPerUpdateBack float64 `json:"network_bytes_per_update_back"`
+	LocalCutoffBatches        uint64  `json:"local_cutoff_batches"`
+	FallbackBatches           uint64  `json:"fallback_batches"`
+	RemoteBatches             uint64  `json:"remote_batches"`
+	BatchesResent             uint64  `json:"batches_resent"`
+	DuplicateDeltas           uint64  `json:"duplicate_deltas"`
 }
 
 // report returns the cluster counters after updates stream updates; nil
@@ -224,6 +234,8 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas}
 	if updates > 0 {
 		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
+		r.NetworkBytesPerUpdateOut = float64(st.BytesSent) / float64(updates)
+		r.NetworkBytesPerUpdateBack = float64(st.BytesReceived) / float64(updates)
 	}
 	for _, w := range st.Workers {
 		r.Workers = append(r.Workers, workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
