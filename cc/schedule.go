@@ -38,8 +38,9 @@ type Schedule struct {
 }
 
 // checkpointStep is the number of updates ingested between two looks at
-// the checkpoint clock: 64 Ki updates take a few milliseconds.
-const checkpointStep = 1 << 16
+// the checkpoint clock: 64 Ki updates take a few milliseconds. Tests
+// lower it.
+var checkpointStep uint64 = 1 << 16
 
 // RunStats is what Run measured.
 type RunStats struct {
