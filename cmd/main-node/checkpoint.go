@@ -101,8 +101,16 @@ func (r *resumed) state() cc.State {
 	return cc.State{Updates: r.meta.Updates, GreedyValid: r.meta.GreedyValid, Forest: r.meta.Forest}
 }
 
-// checkpointer returns the Schedule's Checkpoint func writing into dir.
-func checkpointer(dir string, id checkpoint.StreamID, e *ingest.Engine, log *slog.Logger) func(context.Context, cc.State) error {
+// checkpointWrites counts what checkpointer wrote: the bytes of the last
+// checkpoint and the time spent writing (the barrier before excluded).
+type checkpointWrites struct {
+	bytes int64
+	write time.Duration
+}
+
+// checkpointer returns the Schedule's Checkpoint func writing into dir,
+// counting into w.
+func checkpointer(dir string, id checkpoint.StreamID, e *ingest.Engine, w *checkpointWrites, log *slog.Logger) func(context.Context, cc.State) error {
 	return func(_ context.Context, st cc.State) error {
 		t0 := time.Now()
 		m := checkpoint.Meta{Stream: id, Updates: st.Updates, BatchFactor: e.Config().BatchFactor,
@@ -111,6 +119,8 @@ func checkpointer(dir string, id checkpoint.StreamID, e *ingest.Engine, log *slo
 		if err != nil {
 			return err
 		}
+		w.bytes = n
+		w.write += time.Since(t0)
 		log.Info("checkpoint", "updates", st.Updates, "bytes", n, "greedy", st.GreedyValid,
 			"duration", time.Since(t0), "path", checkpoint.Path(dir))
 		return nil

@@ -247,6 +247,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, runtime.GOMAXPROCS(0)),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
+	var writes checkpointWrites
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
 	if res0 != nil {
 		if err := room.Restore(res0.state()); err != nil {
@@ -254,7 +255,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if c.checkpoint.dir != "" {
-		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, e, log)
+		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, e, &writes, log)
 	}
 	if c.checkpoint.rate > 0 {
 		src = &throttled{Source: src, rate: c.checkpoint.rate}
@@ -264,6 +265,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	res.writes = writes
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}

@@ -51,6 +51,7 @@ type runResult struct {
 	from          uint64
 	checkpoints   int
 	checkpointing time.Duration
+	writes        checkpointWrites
 }
 
 // queryPositions returns the sorted update counts after which to query:

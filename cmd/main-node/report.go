@@ -54,7 +54,11 @@ type summary struct {
 	// rates count only the updates read since.
 	ResumedFrom       uint64  `json:"resumed_from,omitempty"`
 	Checkpoints       int     `json:"checkpoints,omitempty"`
-	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty"`
+	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
+	// CheckpointWriteSeconds is the time spent writing checkpoints, and
+	// CheckpointBytes the size of the last one.
+	CheckpointWriteSeconds float64 `json:"checkpoint_write_seconds,omitempty"`
+	CheckpointBytes        int64   `json:"checkpoint_bytes,omitempty"`
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
@@ -79,6 +83,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Queries:       run.queries,
 		PeakRSSBytes:  cli.PeakRSS(),
 		ResumedFrom:   run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
+		CheckpointWriteSeconds: run.writes.write.Seconds(), CheckpointBytes: run.writes.bytes,
 	}
 	if c.json {
 		enc := json.NewEncoder(w)
