@@ -60,8 +60,10 @@ type RunStats struct {
 // the segment's updates are all in the sketches (or the greedy DSU) when
 // the query answers, and reading resumes after it without rereading. It
 // returns an error saying where it stopped: when ctx is done ("interrupted
-// after N of M updates; no answer"), when src fails or ends early, or when
-// a query or s.Answer fails.
+// after N of M updates; no answer", after a last checkpoint when
+// s.Checkpoint is set), when src fails or ends early, or when a query,
+// s.Answer or s.Checkpoint fails. A Run with s.From > 0 continues a Room
+// restored at that count; src then starts at update s.From + 1.
 func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats, error) {
 	var st RunStats
 	total := src.Header().Updates
