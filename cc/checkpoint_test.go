@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"sketchcc/checkpoint"
 	"sketchcc/ingest"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -175,5 +177,82 @@ func TestCheckpointResume(t *testing.T) {
 			t.Errorf("resumed after checkpoint %d (update %d, greedy %v): final sketches differ from the uninterrupted run's",
 				k, m.Updates, m.GreedyValid)
 		}
+	}
+}
+
+// cancelAfter is a stream.Source that cancels a context once it has
+// returned n updates.
+type cancelAfter struct {
+	stream.Source
+	n      uint64
+	cancel context.CancelFunc
+}
+
+func (c *cancelAfter) Read(dst []stream.Update) (int, error) {
+	k, err := c.Source.Read(dst[:min(uint64(len(dst)), max(c.n, 1))])
+	if c.n -= min(c.n, uint64(k)); c.n == 0 {
+		c.cancel()
+	}
+	return k, err
+}
+
+// TestCheckpointOnStop: a run whose context is cancelled mid-stream (a
+// SIGTERM) takes a checkpoint at exactly the updates it read, says so, and
+// a Room restored from it answers as the union-find does.
+func TestCheckpointOnStop(t *testing.T) {
+	const vertices = 512
+	path := filepath.Join(t.TempDir(), "s.bin")
+	writeInsertThenDelete(t, path, vertices, 1_500)
+	h := mustHeader(t, path)
+	truth, _ := truthLabels(t, path, h.Updates)
+	f, err := stream.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pipe, err := ingest.New(ingest.Config{Vertices: vertices, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe.Close()
+	var saved *State
+	var table bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := Schedule{At: []uint64{h.Updates}, Name: path, Answer: func(*Result) error { return nil },
+		Checkpoint: func(_ context.Context, st State) error {
+			st.Forest = slices.Clone(st.Forest)
+			saved = &st
+			_, err := pipe.Store().Table().WriteTo(&table)
+			return err
+		}}
+	_, err = New(pipe, Config{}).Run(ctx, &cancelAfter{Source: f.Reader(0, h.Updates), n: 1_234, cancel: cancel}, s)
+	if err == nil || !strings.Contains(err.Error(), "interrupted after 1234 of 2250 updates; no answer; checkpoint taken") {
+		t.Fatalf("Run: %v", err)
+	}
+	if saved == nil || saved.Updates != 1_234 {
+		t.Fatalf("stop checkpoint: %+v", saved)
+	}
+	tb, err := sketch.ReadTable(&table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pipe2, err := ingest.New(ingest.Config{Vertices: vertices, Workers: 2, Sketches: tb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pipe2.Close()
+	room := New(pipe2, Config{})
+	if err := room.Restore(*saved); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint32
+	s = Schedule{At: []uint64{h.Updates}, Name: path, From: saved.Updates,
+		Answer: func(r *Result) error { got = r.Labels; return nil }}
+	if _, err := room.Run(context.Background(), f.Reader(saved.Updates, h.Updates), s); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, truth) {
+		t.Error("labels after resuming from the stop checkpoint differ from the union-find oracle")
 	}
 }

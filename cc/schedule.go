@@ -101,7 +101,10 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 			if chunked && time.Since(last) >= s.CheckpointEvery {
 				st.Ingest += time.Since(t0)
 				if err = r.checkpoint(ctx, s, &st); err != nil {
-					return st, err
+					if ctx.Err() == nil {
+						return st, err
+					}
+					break // stopped during the barrier: the stop checkpoint below takes over
 				}
 				last, t0 = time.Now(), time.Now()
 			}
