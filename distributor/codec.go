@@ -308,10 +308,13 @@ func (d *decoder) str(max int) (string, error) {
 func encodeMeta(m NodeMeta) []byte {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
-	enc.EncodeArrayLen(3)
+	enc.EncodeArrayLen(6)
 	enc.EncodeString(m.Role)
 	enc.EncodeString(m.Addr)
 	enc.EncodeInt(int64(m.Threads))
+	enc.EncodeString(m.Name)
+	enc.EncodeUint(m.Incarnation)
+	enc.EncodeBool(m.Leaving)
 	return buf.Bytes()
 }
 
@@ -321,7 +324,7 @@ func decodeMeta(b []byte) (NodeMeta, error) {
 	d := newDecoder()
 	d.r.Reset(b)
 	d.dec.ResetReader(&d.r)
-	if err := d.arrayLen(3); err != nil {
+	if err := d.arrayLen(6); err != nil {
 		return m, err
 	}
 	var err error
@@ -332,6 +335,15 @@ func decodeMeta(b []byte) (NodeMeta, error) {
 		return m, err
 	}
 	if m.Threads, err = d.dec.DecodeInt(); err != nil {
+		return m, err
+	}
+	if m.Name, err = d.str(maxNameBytes); err != nil {
+		return m, err
+	}
+	if m.Incarnation, err = d.dec.DecodeUint64(); err != nil {
+		return m, err
+	}
+	if m.Leaving, err = d.dec.DecodeBool(); err != nil {
 		return m, err
 	}
 	if d.r.Len() != 0 {

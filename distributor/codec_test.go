@@ -89,13 +89,13 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestNodeMetaRoundTrip(t *testing.T) {
-	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8}
+	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8, Name: "w1", Incarnation: 1 << 60, Leaving: true}
 	got, err := decodeMeta(encodeMeta(m))
 	requireNoError(t, err)
 	if got != m {
 		t.Errorf("got %+v, want %+v", got, m)
 	}
-	if _, err := decodeMeta([]byte{0x93, 0xa1}); err == nil {
+	if _, err := decodeMeta([]byte{0x96, 0xa1}); err == nil {
 		t.Error("truncated metadata decoded")
 	}
 }

@@ -22,6 +22,7 @@ import (
 type distributor struct {
 	p          *Pool
 	name, addr string
+	inc        uint64 // the worker process's NodeMeta.Incarnation; 0 if unknown
 	st         *workerStats
 	log        *slog.Logger
 
@@ -44,8 +45,8 @@ type distributor struct {
 	}
 }
 
-func newDistributor(p *Pool, name, addr string, st *workerStats) *distributor {
-	d := &distributor{p: p, name: name, addr: addr, st: st,
+func newDistributor(p *Pool, name, addr string, inc uint64, st *workerStats) *distributor {
+	d := &distributor{p: p, name: name, addr: addr, inc: inc, st: st,
 		log:     p.cfg.Logger.With("worker", name, "addr", addr),
 		credit:  make(chan struct{}, p.cfg.Credits),
 		failed:  make(chan struct{}),

@@ -19,9 +19,15 @@
 //     It keeps no state between batches.
 //   - Membership wraps memberlist. A worker advertises its data-plane
 //     address in its node metadata (NodeMeta, msgpack, a few dozen of
-//     memberlist's 512 bytes); Pool.Follow connects to every worker that
-//     joins and drops the connection of every worker that leaves or is
-//     declared dead. memberlist's ChannelEventDelegate blocks its callback
+//     memberlist's 512 bytes), with its name and its incarnation (the
+//     process's start time): memberlist knows each process as
+//     name#incarnation, so a worker restarted under its old name joins
+//     at once, and the Pool replaces the older incarnation's connection
+//     and ignores later news of the old process. A member that leaves
+//     first advertises Leaving, so a departure (Left) and a failure
+//     (Failed) are reported apart. Pool.Follow connects to every worker
+//     that joins and drops the connection of every worker that leaves or
+//     is declared dead. memberlist's ChannelEventDelegate blocks its callback
 //     when its channel is full; a goroutine of Membership drains it into
 //     Events at once, and the Pool's goroutine handles an event without
 //     blocking (connections are made by the distributor's own goroutine).

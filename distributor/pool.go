@@ -185,6 +185,7 @@ type Pool struct {
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
 	resent, duplicates    atomic.Uint64
+	left, failed          atomic.Uint64 // workers that left, and that the cluster declared dead
 }
 
 // NewPool returns a Pool feeding on e and starts its fallback goroutine,
@@ -217,17 +218,26 @@ func deltaBytes(per int) int { return 8 + per*sketch.BucketBytes }
 // the background. A worker already added under that name is left alone.
 // Connection failures are logged; the Pool does not retry them (the
 // worker's next membership event does).
-func (p *Pool) Add(name, addr string) {
+func (p *Pool) Add(name, addr string) { p.add(name, addr, 0) }
+
+// add is Add for incarnation inc of the worker called name
+// (NodeMeta.Incarnation; 0 when unknown). A distributor of an older
+// incarnation under that name is dropped first: its process has been
+// replaced, and anything it held goes elsewhere. A newer one is left
+// alone, and add returns false then.
+func (p *Pool) add(name, addr string, inc uint64) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed.Load() {
-		return
+		p.mu.Unlock()
+		return false
 	}
-	if _, ok := p.mu.dists[name]; ok {
-		return
+	old := p.mu.dists[name]
+	if old != nil && inc <= old.inc {
+		p.mu.Unlock()
+		return inc == old.inc
 	}
 	st := p.statsLocked(name, addr)
-	d := newDistributor(p, name, addr, st)
+	d := newDistributor(p, name, addr, inc, st)
 	p.mu.dists[name] = d
 	p.wg.Go(func() {
 		d.run()
@@ -237,17 +247,32 @@ func (p *Pool) Add(name, addr string) {
 		}
 		p.mu.Unlock()
 	})
+	p.mu.Unlock()
+	if old != nil {
+		old.fail(fmt.Errorf("the worker restarted: incarnation %x replaced %x", inc, old.inc))
+	}
+	return true
 }
 
 // Remove drops the connection to the worker called name, if any: its
 // unanswered batches go to other workers or are sketched on the main node.
-func (p *Pool) Remove(name string, reason string) {
+func (p *Pool) Remove(name string, reason string) { p.remove(name, 0, reason) }
+
+// remove is Remove for incarnation inc of the worker (0: any). It
+// returns false when the worker's distributor is of another incarnation:
+// the event is about a process that has been replaced.
+func (p *Pool) remove(name string, inc uint64, reason string) bool {
 	p.mu.Lock()
 	d := p.mu.dists[name]
 	p.mu.Unlock()
-	if d != nil {
-		d.fail(errors.New(reason))
+	if d == nil {
+		return true
 	}
+	if inc != 0 && d.inc != inc {
+		return false
+	}
+	d.fail(errors.New(reason))
+	return true
 }
 
 // Workers returns the number of workers past the handshake.
@@ -451,19 +476,37 @@ func (p *Pool) Follow(m *Membership) {
 func (p *Pool) apply(ev MemberEvent) {
 	log := p.cfg.Logger.With("worker", ev.Name)
 	if ev.MetaErr != nil {
-		log.Warn("ignoring a member with unreadable metadata", "err", ev.MetaErr)
+		log.Warn("ignoring a member with unreadable metadata", "node", ev.Node, "err", ev.MetaErr)
 		return
 	}
 	if ev.Meta.Role != RoleWorker {
 		return
 	}
+	inc := ev.Meta.Incarnation
 	switch ev.Kind {
 	case Joined, Updated:
-		log.Info("worker joined", "addr", ev.Meta.Addr, "gossip", ev.Gossip)
-		p.Add(ev.Name, ev.Meta.Addr)
-	case Left:
-		log.Info("worker left the cluster")
-		p.Remove(ev.Name, "the worker left the cluster")
+		if p.add(ev.Name, ev.Meta.Addr, inc) {
+			log.Info("worker joined", "addr", ev.Meta.Addr, "gossip", ev.Gossip, "incarnation", inc)
+		} else {
+			log.Info("ignoring an old process of the worker", "node", ev.Node, "event", ev.Kind)
+		}
+	case Left, Failed:
+		reason := "the worker left the cluster"
+		msg := "worker left the cluster"
+		if ev.Kind == Failed {
+			reason, msg = "the cluster declared the worker dead", "worker failed"
+		}
+		if p.remove(ev.Name, inc, reason) {
+			if ev.Kind == Failed {
+				p.failed.Add(1)
+				log.Warn(msg, "node", ev.Node)
+			} else {
+				p.left.Add(1)
+				log.Info(msg, "node", ev.Node)
+			}
+		} else {
+			log.Info(msg+"; a newer process of it is connected", "node", ev.Node)
+		}
 	}
 }
 

@@ -66,6 +66,9 @@ func start(t testing.TB, name string, stdin io.Reader, args ...string) *proc {
 	}()
 	t.Cleanup(func() {
 		p.cmd.Process.Kill()
+		if c, ok := stdin.(io.Closer); ok {
+			c.Close() // else Wait waits for the copy of stdin
+		}
 		<-p.done
 		if t.Failed() {
 			t.Logf("%s stderr:\n%s", p.name, p.log())

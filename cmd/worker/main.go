@@ -181,8 +181,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reason = "interrupted"
 	case <-w.Stopped():
 		reason = "the main node sent stop"
-	case <-mainLeft:
-		reason = "the main node left the cluster"
+	case reason = <-mainLeft:
 	case err := <-served:
 		served <- err // for the deferred wait
 		w.Close()
@@ -227,19 +226,26 @@ func advertised(a *net.TCPAddr, join string) (string, error) {
 	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
 }
 
-// watchMain returns a channel closed when a main node leaves the cluster.
-// Its goroutine reads membership events until then or until quit is
-// closed.
-func watchMain(m *distributor.Membership, quit <-chan struct{}) <-chan struct{} {
-	left := make(chan struct{})
+// watchMain returns a channel that receives why, when a main node leaves
+// the cluster or is declared dead. Its goroutine reads membership events
+// until then or until quit is closed.
+func watchMain(m *distributor.Membership, quit <-chan struct{}) <-chan string {
+	left := make(chan string, 1)
 	go func() {
 		for {
 			select {
 			case <-quit:
 				return
 			case ev := <-m.Events():
-				if ev.Kind == distributor.Left && ev.Meta.Role == distributor.RoleMain {
-					close(left)
+				if ev.Meta.Role != distributor.RoleMain {
+					continue
+				}
+				switch ev.Kind {
+				case distributor.Left:
+					left <- "the main node left the cluster"
+					return
+				case distributor.Failed:
+					left <- "the cluster declared the main node dead"
 					return
 				}
 			}
