@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,6 +134,11 @@ type Membership struct {
 	wg     sync.WaitGroup
 	once   sync.Once
 	err    error
+	log    *slog.Logger
+	// refused is the last member refused for another cluster key: the
+	// reason memberlist gave, with the peer's address.
+	refused     atomic.Pointer[string]
+	lastRefusal atomic.Pointer[time.Time]
 }
 
 // eventQueue sizes memberlist's event channel. memberlist's
@@ -184,14 +191,14 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	deleg := &metaDelegate{}
 	deleg.meta.Store(&meta)
 	c.Delegate = deleg
-	m := &Membership{meta: cfg.Meta, deleg: deleg, events: make(chan MemberEvent, eventQueue), raw: make(chan memberlist.NodeEvent, eventQueue),
+	m := &Membership{meta: cfg.Meta, deleg: deleg, log: cfg.Logger, events: make(chan MemberEvent, eventQueue), raw: make(chan memberlist.NodeEvent, eventQueue),
 		quit: make(chan struct{})}
 	c.Events = &memberlist.ChannelEventDelegate{Ch: m.raw}
 	if len(cfg.Key) > 0 {
 		c.SecretKey = cfg.Key
 	}
 	c.LogOutput = nil
-	c.Logger = slog.NewLogLogger(levelHandler{cfg.Logger.Handler()}, slog.LevelDebug)
+	c.Logger = slog.NewLogLogger(levelHandler{h: cfg.Logger.Handler(), keyMismatch: m.keyMismatch}, slog.LevelDebug)
 	ml, err := memberlist.Create(c)
 	if err != nil {
 		return nil, fmt.Errorf("distributor: cannot start memberlist on %s:%d: %w", host, port, err)
@@ -279,24 +286,40 @@ func (m *Membership) Incarnation() uint64 { return m.meta.Incarnation }
 func (m *Membership) Addr() string { return m.ml.LocalNode().Address() }
 
 // Join contacts the given gossip addresses and joins their cluster. It
-// returns the number of nodes reached, and an error when none was.
+// returns the number of nodes reached, and an error when none was; the
+// error wraps ErrAuth when a node refused this node's cluster key (or its
+// lack of one), or could not read its answer for that reason: retrying
+// will not help.
 func (m *Membership) Join(addrs ...string) (int, error) {
 	n, err := m.ml.Join(addrs)
 	if err != nil {
-		// memberlist's multierror spreads over lines; keep one.
+		// memberlist's multierror spreads over lines; keep one, without
+		// its "1 error occurred: *" preamble.
 		msg := strings.Join(strings.Fields(err.Error()), " ")
+		msg = multiErrorPreamble.ReplaceAllString(msg, "")
+		if isKeyMismatch(msg) {
+			return n, fmt.Errorf("distributor: cannot join the cluster at %s: the cluster key differs (%s): %w",
+				strings.Join(addrs, ","), msg, ErrAuth)
+		}
 		return n, fmt.Errorf("distributor: cannot join the cluster at %s: %s", strings.Join(addrs, ","), msg)
 	}
 	return n, nil
 }
 
-// JoinRetry calls Join every interval until it succeeds or ctx is done,
-// and returns the last error then.
+// JoinRetry calls Join every interval until it succeeds, fails for the
+// cluster key (ErrAuth: at once), or ctx is done, and returns the last
+// error then. A failure to reach the cluster is logged at warn once, and
+// again every 10 s while it lasts.
 func (m *Membership) JoinRetry(ctx context.Context, interval time.Duration, addrs ...string) error {
+	var logged time.Time
 	for {
 		_, err := m.Join(addrs...)
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, ErrAuth) {
+			return err
+		}
+		if time.Since(logged) >= 10*time.Second {
+			m.log.Warn("cannot join the cluster yet; retrying", "every", interval, "err", err)
+			logged = time.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -304,6 +327,47 @@ func (m *Membership) JoinRetry(ctx context.Context, interval time.Duration, addr
 		case <-time.After(interval):
 		}
 	}
+}
+
+// Refused returns why the last member that tried to join was refused for
+// its cluster key, with its address, or "" if none was.
+func (m *Membership) Refused() string {
+	if r := m.refused.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
+
+// multiErrorPreamble matches the "1 error occurred: * " that
+// go-multierror puts before each of memberlist's errors.
+var multiErrorPreamble = regexp.MustCompile(`\d+ errors? occurred: \* `)
+
+// isKeyMismatch reports whether a memberlist error or log line says that
+// the peer uses another cluster key, or none while this node has one, or
+// one while this node has none.
+func isKeyMismatch(s string) bool {
+	s = strings.ToLower(s)
+	for _, k := range [...]string{"no installed keys could decrypt", "remote state is encrypted and encryption is not configured",
+		"encryption is configured but remote state is not encrypted"} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyMismatch handles a memberlist log line that says a peer uses another
+// cluster key: it records it for Refused and logs it at warn, at most
+// once a second (a refused peer retries).
+func (m *Membership) keyMismatch(msg string) {
+	prev := m.refused.Swap(&msg)
+	now := time.Now()
+	if last := m.lastRefusal.Load(); last != nil && prev != nil && now.Sub(*last) < time.Second {
+		return
+	}
+	m.lastRefusal.Store(&now)
+	m.log.Warn("refused a member with another cluster key; check that --cluster-key-file is the same on the main node and every worker",
+		"reason", msg)
 }
 
 // Members returns the members alive now, this node included.
@@ -355,8 +419,13 @@ func (d *metaDelegate) LocalState(join bool) []byte                { return nil 
 func (d *metaDelegate) MergeRemoteState(buf []byte, join bool)     {}
 
 // levelHandler gives memberlist's log lines, which slog.NewLogLogger
-// passes at one level, the level of their "[ERR]"-style prefix.
-type levelHandler struct{ h slog.Handler }
+// passes at one level, the level of their "[ERR]"-style prefix. A line
+// that says a peer uses another cluster key goes to keyMismatch instead,
+// and to the log at debug.
+type levelHandler struct {
+	h           slog.Handler
+	keyMismatch func(msg string)
+}
 
 func (l levelHandler) Enabled(context.Context, slog.Level) bool { return true }
 
@@ -373,6 +442,10 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 			break
 		}
 	}
+	if level >= slog.LevelWarn && l.keyMismatch != nil && isKeyMismatch(msg) {
+		l.keyMismatch(strings.TrimPrefix(msg, "memberlist: "))
+		level = slog.LevelDebug
+	}
 	if !l.h.Enabled(ctx, level) {
 		return nil
 	}
@@ -381,5 +454,7 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 	return l.h.Handle(ctx, nr.Clone())
 }
 
-func (l levelHandler) WithAttrs(as []slog.Attr) slog.Handler { return levelHandler{l.h.WithAttrs(as)} }
-func (l levelHandler) WithGroup(g string) slog.Handler       { return levelHandler{l.h.WithGroup(g)} }
+func (l levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelHandler{l.h.WithAttrs(as), l.keyMismatch}
+}
+func (l levelHandler) WithGroup(g string) slog.Handler { return levelHandler{l.h.WithGroup(g), l.keyMismatch} }

@@ -297,9 +297,24 @@ func (p *Pool) WaitWorkers(ctx context.Context, n int) error {
 		case <-p.quit:
 			return ErrClosed
 		case <-ctx.Done():
-			return fmt.Errorf("distributor: %d of %d workers connected: %w", have, n, context.Cause(ctx))
+			return fmt.Errorf("distributor: %d of %d workers connected%s: %w", have, n, p.lastErrors(), context.Cause(ctx))
 		}
 	}
+}
+
+// lastErrors returns why workers were refused or lost, as "; seen: name:
+// reason, ...", or "" when none was.
+func (p *Pool) lastErrors() string {
+	var seen []string
+	for _, w := range p.Stats().Workers {
+		if w.LastError != "" && !w.Connected {
+			seen = append(seen, w.Name+": "+w.LastError)
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return "; seen: " + strings.Join(seen, "; ")
 }
 
 // Flush calls the engine's Flush: every batch emitted so far is applied

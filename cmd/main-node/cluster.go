@@ -143,6 +143,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 		defer cancel()
 		if err := pool.WaitWorkers(wctx, c.expectWorkers); err != nil {
 			cl.stop()
+			if r := m.Refused(); r != "" {
+				err = fmt.Errorf("%w; refused a member with another cluster key: %s", err, r)
+			}
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
 		log.Info("workers connected", "workers", c.expectWorkers, "duration", time.Since(t0))

@@ -168,7 +168,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("%w (gave up after %v; is --cluster-key-file the same as the main node's?)", err, c.joinTimeout)
+		if errors.Is(err, distributor.ErrAuth) {
+			return err
+		}
+		return fmt.Errorf("%w (gave up after --join-timeout=%v)", err, c.joinTimeout)
 	}
 	log.Info("joined the cluster", "join", c.join)
 
