@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -65,6 +66,10 @@ func (d *distributor) held() int {
 
 // errStopped ends a writer that was asked to stop.
 var errStopped = errors.New("distributor: stopped by the main node")
+
+// errWorkerLeft ends a connection whose worker said it was leaving
+// (Worker.Close).
+var errWorkerLeft = errors.New("distributor: the worker is leaving")
 
 // run connects, shakes hands, then runs the writer in this goroutine and
 // the reader in another until the connection ends. It runs in its own
@@ -153,6 +158,12 @@ func (d *distributor) fail(err error) {
 		switch {
 		case errors.Is(err, errStopped):
 			d.log.Info("worker released")
+		case errors.Is(err, errWorkerLeft):
+			d.p.mu.Lock()
+			d.p.mu.leaving[d.name] = d.inc
+			d.p.mu.Unlock()
+			d.st.setErr(err)
+			d.log.Info("worker left; sending its unanswered batches elsewhere", "batches", len(bs))
 		case len(bs) > 0:
 			d.st.setErr(err)
 			d.log.Warn("worker connection lost; sending its batches elsewhere", "batches", len(bs), "err", err)
@@ -310,6 +321,10 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			select {
 			case <-d.failed:
 				return err
+			case <-d.stopped:
+				if errors.Is(err, io.EOF) {
+					return errStopped // the worker closed after our stop
+				}
 			default:
 			}
 			return fmt.Errorf("cannot read deltas from %s: %w", d.addr, err)
@@ -320,6 +335,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			var f failure
 			if err := fr.dec.decode(h, &f, 0); err != nil {
 				return protocol(fmt.Errorf("%w: bad error frame: %v", ErrFrame, err))
+			}
+			if f.Reason == leavingReason {
+				return errWorkerLeft
 			}
 			return &PeerError{Reason: f.Reason}
 		default:

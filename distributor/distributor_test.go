@@ -101,19 +101,46 @@ func cutProxy(t *testing.T, target string, after int64) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	requireNoError(t, err)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		conns  []net.Conn
+		closed bool
+	)
+	keep := func(c net.Conn) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		conns = append(conns, c)
+		return !closed
+	}
+	t.Cleanup(func() {
+		// A run that ends before `after` bytes leaves CopyN waiting.
+		ln.Close()
+		mu.Lock()
+		closed = true
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer c.Close()
+		if !keep(c) {
+			return
+		}
 		w, err := net.Dial("tcp", target)
 		if err != nil {
 			return
 		}
 		defer w.Close()
+		if !keep(w) {
+			return
+		}
 		wg.Go(func() { io.Copy(c, w) })
 		io.CopyN(w, c, after)
 	})

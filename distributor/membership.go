@@ -421,7 +421,8 @@ func (d *metaDelegate) MergeRemoteState(buf []byte, join bool)     {}
 // levelHandler gives memberlist's log lines, which slog.NewLogLogger
 // passes at one level, the level of their "[ERR]"-style prefix. A line
 // that says a peer uses another cluster key goes to keyMismatch instead,
-// and to the log at debug.
+// and to the log at debug; so do the write errors on a closed socket that
+// Shutdown causes.
 type levelHandler struct {
 	h           slog.Handler
 	keyMismatch func(msg string)
@@ -442,8 +443,13 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 			break
 		}
 	}
-	if level >= slog.LevelWarn && l.keyMismatch != nil && isKeyMismatch(msg) {
+	switch {
+	case level >= slog.LevelWarn && l.keyMismatch != nil && isKeyMismatch(msg):
 		l.keyMismatch(strings.TrimPrefix(msg, "memberlist: "))
+		level = slog.LevelDebug
+	case strings.Contains(msg, "use of closed network connection"):
+		// memberlist's gossip and probe goroutines write on the socket
+		// that Shutdown has just closed: the normal end of a node.
 		level = slog.LevelDebug
 	}
 	if !l.h.Enabled(ctx, level) {
@@ -457,4 +463,6 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 func (l levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
 	return levelHandler{l.h.WithAttrs(as), l.keyMismatch}
 }
-func (l levelHandler) WithGroup(g string) slog.Handler { return levelHandler{l.h.WithGroup(g), l.keyMismatch} }
+func (l levelHandler) WithGroup(g string) slog.Handler {
+	return levelHandler{l.h.WithGroup(g), l.keyMismatch}
+}

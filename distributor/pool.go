@@ -181,6 +181,10 @@ type Pool struct {
 		changed chan struct{}           // closed and replaced when active changes
 		stats   map[string]*workerStats
 		order   []string // worker names in order of first connection
+		// leaving holds the incarnation of each worker whose connection
+		// ended with its goodbye (Worker.Close): the cluster's later news
+		// of its departure is a leave, whatever the gossip says.
+		leaving map[string]uint64
 	}
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
@@ -204,6 +208,7 @@ func NewPool(e Engine, cfg Config) (*Pool, error) {
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
 	p.mu.stats = map[string]*workerStats{}
+	p.mu.leaving = map[string]uint64{}
 	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
@@ -500,12 +505,28 @@ func (p *Pool) apply(ev MemberEvent) {
 	inc := ev.Meta.Incarnation
 	switch ev.Kind {
 	case Joined, Updated:
+		if ev.Meta.Leaving {
+			// The worker is on its way out: its connection, if any,
+			// ends with its goodbye; connecting now would fail.
+			p.mu.Lock()
+			p.mu.leaving[ev.Name] = inc
+			p.mu.Unlock()
+			return
+		}
 		if p.add(ev.Name, ev.Meta.Addr, inc) {
 			log.Info("worker joined", "addr", ev.Meta.Addr, "gossip", ev.Gossip, "incarnation", inc)
 		} else {
 			log.Info("ignoring an old process of the worker", "node", ev.Node, "event", ev.Kind)
 		}
 	case Left, Failed:
+		p.mu.Lock()
+		if goodbye, ok := p.mu.leaving[ev.Name]; ok && goodbye == inc {
+			// memberlist may spread the leave before the Leaving
+			// metadata (gossip keeps no order); the data plane said it.
+			ev.Kind = Left
+			delete(p.mu.leaving, ev.Name)
+		}
+		p.mu.Unlock()
 		reason := "the worker left the cluster"
 		msg := "worker left the cluster"
 		if ev.Kind == Failed {

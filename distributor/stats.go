@@ -56,6 +56,10 @@ type Stats struct {
 	DuplicateDeltas uint64
 	// BytesSent and BytesReceived add up the workers' data-plane bytes.
 	BytesSent, BytesReceived uint64
+	// WorkersLeft counts workers that left the cluster (they said so),
+	// WorkersFailed those the cluster declared dead; news of a process
+	// that a newer one under its name had replaced is not counted.
+	WorkersLeft, WorkersFailed uint64
 }
 
 // workerStats is the live form of WorkerStats.
@@ -108,7 +112,8 @@ func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Stats{LocalCutoffBatches: p.localCutoff.Load(), FallbackBatches: p.fallback.Load(),
-		BatchesResent: p.resent.Load(), DuplicateDeltas: p.duplicates.Load()}
+		BatchesResent: p.resent.Load(), DuplicateDeltas: p.duplicates.Load(),
+		WorkersLeft: p.left.Load(), WorkersFailed: p.failed.Load()}
 	for _, name := range p.mu.order {
 		w := p.mu.stats[name].snapshot()
 		if d := p.mu.dists[name]; d != nil {

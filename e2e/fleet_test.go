@@ -70,3 +70,68 @@ func TestRestartSameName(t *testing.T) {
 		t.Errorf("memberlist saw a name conflict")
 	}
 }
+
+// TestLeaveAndFailure: a worker SIGTERMed mid-stream leaves (info, its
+// unanswered batches handed back), one SIGKILLed fails (warn), the
+// counters say which; at the normal end nobody logs an error or a lost
+// connection, and the workers exit at once.
+func TestLeaveAndFailure(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.3, 0.6)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "3", "--local-workers", "0",
+		"--batch-factor", "0.5", "--labels", labelsPath)
+	leaver := startWorker(t, addr, "--name", "leaver")
+	victim := startWorker(t, addr, "--name", "victim")
+	survivor := startWorker(t, addr, "--name", "survivor")
+	f.run(func() error {
+		if err := leaver.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			return err
+		}
+		<-leaver.done
+		return poll(10*time.Second, func() error {
+			if m.count(`msg="worker left the cluster" .*worker=leaver`) == 0 {
+				return fmt.Errorf("the main node has not seen the leaver leave")
+			}
+			return nil
+		})
+	})
+	f.run(func() error {
+		if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			return err
+		}
+		<-victim.done
+		return poll(20*time.Second, func() error {
+			if m.count(`level=WARN msg="worker failed" .*worker=victim`) == 0 {
+				return fmt.Errorf("the main node has not declared the victim failed")
+			}
+			return nil
+		})
+	})
+	s := finish(t, m)
+	end := time.Now()
+	f.wait(t)
+	checkTruth(t, s, path, labelsPath)
+	if s.WorkersLeft != 1 || s.WorkersFailed != 1 {
+		t.Errorf("%d workers left, %d failed; want 1 and 1", s.WorkersLeft, s.WorkersFailed)
+	}
+	if code := survivor.wait(time.Second); code != 0 {
+		t.Errorf("survivor exited %d", code)
+	}
+	t.Logf("survivor exited %v after the main node", time.Since(end).Round(time.Millisecond))
+	if code := leaver.wait(time.Second); code != 0 {
+		t.Errorf("leaver exited %d", code)
+	}
+	if n := m.count(`level=(WARN|ERROR).*worker=leaver`); n > 0 {
+		t.Errorf("the main node logged the leaver's departure as trouble (%d lines)", n)
+	}
+	if n := m.count(`level=(WARN|ERROR)`) - m.count(`level=WARN.*worker=victim`); n > 0 {
+		t.Errorf("the main node logged %d warnings or errors besides the victim's", n)
+	}
+	for _, w := range []*proc{leaver, survivor} {
+		if n := w.count(`level=(WARN|ERROR)`); n > 0 {
+			t.Errorf("%s logged %d warnings or errors", w.name, n)
+		}
+	}
+}

@@ -180,6 +180,8 @@ type summary struct {
 	LocalCutoffBatches    uint64  `json:"local_cutoff_batches"`
 	FallbackBatches       uint64  `json:"fallback_batches"`
 	BatchesResent         uint64  `json:"batches_resent"`
+	WorkersLeft           uint64  `json:"workers_left"`
+	WorkersFailed         uint64  `json:"workers_failed"`
 }
 
 // finish waits for a main node to exit 0 and returns its summary.

@@ -134,9 +134,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	}
 	pool.Follow(m)
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
-	// At warn, so that the address shows at the default log level: workers
-	// need it to --join, scripts read it when --listen has port 0.
-	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", max(e.Config().Workers, 0))
+	// Scripts read the address at --log-level info when --listen has
+	// port 0.
+	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", max(e.Config().Workers, 0))
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)
@@ -180,8 +180,11 @@ func (cl *cluster) stop() {
 	cl.pool.Close()
 	cl.log.Info("workers released", "duration", time.Since(t0))
 	t0 = time.Now()
-	if err := cl.m.Leave(time.Second); err != nil {
-		cl.log.Warn("cannot leave the cluster", "err", err)
+	// The workers connected have been told stop; the leave tells the
+	// others not to wait for failure detection. It must not hold up the
+	// exit: the main node is done.
+	if err := cl.m.Leave(250 * time.Millisecond); err != nil {
+		cl.log.Info("the leave did not spread in time", "err", err)
 	}
 	cl.m.Shutdown()
 	cl.log.Info("left the cluster", "duration", time.Since(t0))
@@ -215,6 +218,10 @@ type clusterReport struct {
 	RemoteBatches         uint64  `json:"remote_batches"`
 	BatchesResent         uint64  `json:"batches_resent"`
 	DuplicateDeltas       uint64  `json:"duplicate_deltas"`
+	// WorkersLeft and WorkersFailed count the workers that left the
+	// cluster and those it declared dead.
+	WorkersLeft   uint64 `json:"workers_left"`
+	WorkersFailed uint64 `json:"workers_failed"`
 }
 
 // report returns the cluster counters after updates stream updates; nil
@@ -226,7 +233,8 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 	st := cl.pool.Stats()
 	r := &clusterReport{Workers: []workerReport{}, LocalCutoffBatches: st.LocalCutoffBatches,
 		FallbackBatches: st.FallbackBatches, RemoteBatches: st.RemoteBatches,
-		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas}
+		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas,
+		WorkersLeft: st.WorkersLeft, WorkersFailed: st.WorkersFailed}
 	if updates > 0 {
 		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
 	}

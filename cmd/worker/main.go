@@ -54,7 +54,9 @@ type config struct {
 	join, listen, name, keyFile        string
 	logLevel                           slog.Level
 	gossipPort, threads, maxFrameBytes int
-	joinTimeout                        time.Duration
+	joinTimeout, leaveTimeout          time.Duration
+	writeTimeout, shutdownTimeout      time.Duration
+	handshakeTimeout                   time.Duration
 	local                              bool
 }
 
@@ -70,7 +72,11 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): gossip encryption and data-plane authentication")
 	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
 	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
-	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
+	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long (a wrong cluster key fails at once)")
+	fs.DurationVar(&c.leaveTimeout, "leave-timeout", 500*time.Millisecond, "on SIGINT/SIGTERM, wait at most this long for the gossip to spread the leave")
+	fs.DurationVar(&c.handshakeTimeout, "handshake-timeout", 10*time.Second, "a main node must finish the handshake within this")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "a main node that reads nothing for this long loses the connection")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", time.Second, "on SIGINT/SIGTERM, answer the batches already read within this, then leave; the main node sends the rest elsewhere")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
 	fs.Usage = func() {
@@ -100,6 +106,15 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if c.gossipPort < 0 || c.gossipPort > 65535 {
 		errs = append(errs, fmt.Errorf("--gossip-port=%d, want [0, 65535]", c.gossipPort))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--join-timeout", c.joinTimeout}, {"--leave-timeout", c.leaveTimeout}, {"--handshake-timeout", c.handshakeTimeout},
+		{"--write-timeout", c.writeTimeout}, {"--shutdown-timeout", c.shutdownTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%v, want > 0", d.name, d.v))
+		}
 	}
 	if c.maxFrameBytes < 1<<16 || int64(c.maxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("--max-frame-bytes=%d, want [64 KiB, 2 GiB]", c.maxFrameBytes))
@@ -137,7 +152,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	w, err := distributor.NewWorker(distributor.WorkerConfig{Name: c.name, Threads: c.threads, Key: key,
-		MaxFrameBytes: c.maxFrameBytes, Logger: log})
+		MaxFrameBytes: c.maxFrameBytes, HandshakeTimeout: c.handshakeTimeout, WriteTimeout: c.writeTimeout,
+		ShutdownTimeout: c.shutdownTimeout, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
@@ -196,9 +212,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
 		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
 		"peak_rss_bytes", peakRSS())
+	if ctx.Err() == nil {
+		// The main node is done or gone: nobody needs the news, and
+		// gossip with no one left to hear it would wait for the timeout.
+		return nil
+	}
 	t0 = time.Now()
-	if err := m.Leave(2 * time.Second); err != nil {
-		log.Warn("cannot leave the cluster", "err", err)
+	if err := m.Leave(c.leaveTimeout); err != nil {
+		log.Info("the leave did not spread in time", "timeout", c.leaveTimeout, "err", err)
 	}
 	log.Info("left the cluster", "duration", time.Since(t0))
 	return nil
