@@ -181,10 +181,10 @@ func handshake(t *testing.T, mainKey, workerKey []byte, p sketch.Params) (mainEr
 	defer b.Close()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_, _, workerErr = workerHandshake(newFrameReader(b, nil), newFrameWriter(b, nil), workerKey, "w", 1)
+		_, workerErr = workerHandshake(newFrameReader(b, nil), newFrameWriter(b, nil), workerKey, "w", 1, DefaultMaxFrameBytes)
 		b.Close()
 	})
-	_, mainErr = mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), mainKey, "m", p, 100)
+	_, mainErr = mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), mainKey, "m", p, 100, DefaultMaxFrameBytes)
 	a.Close()
 	wg.Wait()
 	return mainErr, workerErr
@@ -225,7 +225,7 @@ func TestHandshakeWrongVersion(t *testing.T) {
 	go io.Copy(io.Discard, b)
 	go io.WriteString(b, "sketchcc-batch/9")
 	p, _ := sketch.NewParams(10, 1, 1)
-	_, err := mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), nil, "m", p, 10)
+	_, err := mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), nil, "m", p, 10, DefaultMaxFrameBytes)
 	if !errors.Is(err, ErrVersion) {
 		t.Errorf("got %v, want ErrVersion", err)
 	}

@@ -24,6 +24,9 @@ type distributor struct {
 	p          *Pool
 	name, addr string
 	inc        uint64 // the worker process's NodeMeta.Incarnation; 0 if unknown
+	// frameBytes bounds the payload of a batches frame: FrameBytes, or
+	// less when the worker reads no more (set by the handshake).
+	frameBytes int
 	st         *workerStats
 	log        *slog.Logger
 
@@ -106,10 +109,11 @@ func (d *distributor) run() {
 	fw := newFrameWriter(conn, &d.st.bytesOut)
 	deadline, _ := ctx.Deadline()
 	conn.SetDeadline(deadline)
-	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.e.BatchUpdates())
+	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.e.BatchUpdates(), d.p.cfg.MaxFrameBytes)
 	if err != nil {
 		var pe *PeerError
-		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion)) {
+		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion) ||
+			errors.Is(err, ErrParams)) {
 			err = &ProtocolError{Worker: d.name, Err: err}
 		}
 		d.st.setErr(err)
@@ -121,7 +125,8 @@ func (d *distributor) run() {
 	conn.SetDeadline(time.Time{})
 	fr.maxHeader = maxHeaderBytes
 	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*deltaBytes(d.p.per))
-	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name)
+	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
+	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "frame_bytes", d.frameBytes)
 	d.st.connections.Add(1)
 	d.connected.Store(true)
 	d.p.setActive(+1)
@@ -271,6 +276,13 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 				continue // sketched here: under the local cutoff
 			}
 		}
+		if bytes+4*len(b.neighbors) > d.frameBytes {
+			// b would take the frame past what the worker reads.
+			if err := flush(); err != nil {
+				p.requeue([]*pending{b})
+				return err
+			}
+		}
 		if !d.admit(b) {
 			return nil
 		}
@@ -278,7 +290,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		frame = append(frame, b)
 		bytes += 4 * len(b.neighbors)
 		switch {
-		case credits == 0 || bytes >= p.cfg.FrameBytes || len(frame) == maxFrameBatches:
+		case credits == 0 || bytes >= d.frameBytes || len(frame) == maxFrameBatches:
 			// Out of credits, nothing more can join the frame until
 			// it has been answered: send it now.
 			if err := flush(); err != nil {

@@ -187,7 +187,8 @@ func fakeWorker(t *testing.T, key []byte, behave func(fr *frameReader, fw *frame
 				return
 			}
 			fr, fw := newFrameReader(c, nil), newFrameWriter(c, nil)
-			p, maxBatch, err := workerHandshake(fr, fw, key, "fake", 1)
+			terms, err := workerHandshake(fr, fw, key, "fake", 1, DefaultMaxFrameBytes)
+			p, maxBatch := terms.p, terms.maxBatch
 			if err == nil {
 				fr.maxHeader, fr.maxPayload = maxHeaderBytes, maxFrameBatches*maxBatch*4
 				behave(fr, fw, p)
@@ -438,5 +439,52 @@ func TestPoolWorkerClose(t *testing.T) {
 	})
 	if st := p.Stats(); st.Workers[0].Connected {
 		t.Errorf("closed worker still connected: %+v", st.Workers[0])
+	}
+}
+
+// TestPoolNegotiatesFrameSize: a worker that reads frames of at most 64
+// KiB gets none larger, though the main node would coalesce 1 MiB.
+func TestPoolNegotiatesFrameSize(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 2, MaxFrameBytes: 64 << 10})
+	e := newTestEngine(t, 100, 1000)
+	defer e.close()
+	p := newTestPool(t, e, Config{FrameBytes: 1 << 20, Credits: 128, LocalCutoff: -1})
+	p.Add("w1", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(7, 100, 200_000), nil)
+	requireNoError(t, p.Close())
+	st := p.Stats()
+	if len(st.Workers) != 1 || st.Workers[0].Connections != 1 || st.BatchesResent != 0 || st.FallbackBatches != 0 {
+		t.Errorf("stats %+v: want one connection that never dropped", st)
+	}
+	if ws := w.Stats(); ws.Refused != 0 || ws.Batches == 0 {
+		t.Errorf("worker stats %+v", ws)
+	}
+}
+
+// TestPoolFrameLimitUnmeetable: a worker that cannot read one batch is
+// refused, and both sides say which flag to raise.
+func TestPoolFrameLimitUnmeetable(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 1, MaxFrameBytes: 1024})
+	e := newTestEngine(t, 100, 1000)
+	defer e.close()
+	p := newTestPool(t, e, Config{})
+	p.Add("small", addr)
+	want := "the worker reads frames of at most 1024 bytes (--max-frame-bytes), and a batch of 1000 updates needs 4000; " +
+		"raise --max-frame-bytes on the worker to at least 4000"
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		st := p.Stats()
+		if len(st.Workers) != 1 || st.Workers[0].Refused != 1 || !strings.Contains(st.Workers[0].LastError, want) {
+			return fmt.Errorf("main node: %+v", st.Workers)
+		}
+		if w.Stats().Refused != 1 {
+			return fmt.Errorf("worker: %+v", w.Stats())
+		}
+		return nil
+	})
+	if p.Workers() != 0 {
+		t.Error("the worker was admitted")
 	}
 }

@@ -43,8 +43,8 @@
 //	main node                                    worker
 //	"sketchcc-batch/1", hello{name, Nm}  ─────▶
 //	                                     ◀─────  "sketchcc-batch/1", hello{name, Nw, MACw}
-//	params{V, f, seed, R, S, maxBatch, MACm} ──▶
-//	                                     ◀─────  ready{threads}      (or error{reason})
+//	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
+//	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶
 //	                                     ◀─────  deltas ...
 //	stop{reason}                         ─────▶  (the worker exits)
@@ -56,7 +56,12 @@
 // sends error{"authentication failed: …"} and closes: a worker without the
 // key gets no batch, a main node without it gets no delta. The worker
 // rebuilds the sketch parameters with sketch.NewParams and refuses them
-// (error{…}) if its build computes another geometry. Before the handshake
+// (error{…}) if its build computes another geometry. maxFrameM and
+// maxFrameW are the largest frame payloads each side reads
+// (--max-frame-bytes): each side keeps its frames within the other's, and
+// a limit that cannot hold one batch (4 · maxBatch bytes) or one delta is
+// refused with error{"… raise --max-frame-bytes on the worker to at least
+// N"}, logged on both sides. Before the handshake
 // is over a header may not exceed 1 KiB and a payload must be empty, so a
 // stranger cannot make either side allocate.
 //

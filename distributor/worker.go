@@ -327,14 +327,16 @@ func (w *Worker) serveConn(c net.Conn) {
 	fr := newFrameReader(c, &w.bytesIn)
 	fw := newFrameWriter(c, &w.bytesOut)
 	c.SetDeadline(time.Now().Add(w.cfg.HandshakeTimeout))
-	p, maxBatch, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads)
+	terms, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads, w.cfg.MaxFrameBytes)
+	p, maxBatch := terms.p, terms.maxBatch
 	if err != nil {
 		w.refused.Add(1)
 		log.Warn("refusing a connection", "err", err)
 		return
 	}
 	c.SetDeadline(time.Time{})
-	log.Info("main node connected", "vertices", p.Vertices, "threads", w.cfg.Threads)
+	log.Info("main node connected", "vertices", p.Vertices, "threads", w.cfg.Threads,
+		"frame_bytes", min(w.cfg.FrameBytes, terms.maxFrameBytes))
 	fr.maxHeader = maxHeaderBytes
 	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatch*4)
 
@@ -360,7 +362,8 @@ func (w *Worker) serveConn(c net.Conn) {
 	var writer sync.WaitGroup
 	var werr error
 	writer.Go(func() {
-		if werr = w.writeDeltas(c, fw, results, &outstanding, &deltas, per); werr != nil {
+		frameBytes := min(w.cfg.FrameBytes, terms.maxFrameBytes)
+		if werr = w.writeDeltas(c, fw, frameBytes, results, &outstanding, &deltas, per); werr != nil {
 			log.Warn("cannot send deltas; closing the connection", "err", werr)
 			c.Close() // the reader sees the error too
 		}
@@ -410,6 +413,12 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 			return err
 		}
 		switch t {
+		case errorMsg:
+			var f failure
+			if err := fr.dec.decode(h, &f, 0); err != nil || n != 0 {
+				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad error frame", ErrFrame)}
+			}
+			return &PeerError{Reason: f.Reason}
 		case stopMsg:
 			var s stop
 			if err := fr.dec.decode(h, &s, 0); err != nil || n != 0 {
@@ -453,7 +462,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 // is still being sketched, or FlushDelay after its first delta. After a
 // write error it keeps draining results (so the compute goroutines end)
 // and returns the error.
-func (w *Worker) writeDeltas(c net.Conn, fw *frameWriter, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, per int) error {
+func (w *Worker) writeDeltas(c net.Conn, fw *frameWriter, frameBytes int, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, per int) error {
 	var (
 		ids     []uint64
 		payload []byte
@@ -478,12 +487,15 @@ func (w *Worker) writeDeltas(c net.Conn, fw *frameWriter, results <-chan result,
 				flush()
 				return werr
 			}
+			if len(payload)+deltaBytes(per) > frameBytes {
+				flush() // the main node reads no larger frame
+			}
 			ids = append(ids, r.id)
 			payload = sketch.AppendDelta(payload, r.vertex, *r.delta)
 			deltas.Put(r.delta)
 			left := outstanding.Add(-1)
 			switch {
-			case len(payload) >= w.cfg.FrameBytes || left == 0 || len(ids) == maxFrameBatches:
+			case len(payload) >= frameBytes || left == 0 || len(ids) == maxFrameBatches:
 				flush()
 			case timerC == nil:
 				timer.Reset(w.cfg.FlushDelay)
