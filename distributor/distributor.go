@@ -70,6 +70,13 @@ func (d *distributor) held() int {
 // errStopped ends a writer that was asked to stop.
 var errStopped = errors.New("distributor: stopped by the main node")
 
+// errAbandoned ends the connections of an abandoned Pool.
+var errAbandoned = errors.New("distributor: the main node was interrupted")
+
+// stopWriteTimeout bounds writing stop to a worker: a worker that does
+// not read it is closed anyway.
+const stopWriteTimeout = time.Second
+
 // errWorkerLeft ends a connection whose worker said it was leaving
 // (Worker.Close).
 var errWorkerLeft = errors.New("distributor: the worker is leaving")
@@ -161,8 +168,8 @@ func (d *distributor) fail(err error) {
 		d.st.resent.Add(uint64(len(bs)))
 		d.p.requeue(bs)
 		switch {
-		case errors.Is(err, errStopped):
-			d.log.Info("worker released")
+		case errors.Is(err, errStopped), errors.Is(err, errAbandoned):
+			d.log.Info("worker released", "batches", len(bs))
 		case errors.Is(err, errWorkerLeft):
 			d.p.mu.Lock()
 			d.p.mu.leaving[d.name] = d.inc
@@ -253,7 +260,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			if err := flush(); err != nil {
 				return err
 			}
-			d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
+			d.conn.SetWriteDeadline(time.Now().Add(min(p.cfg.AnswerTimeout, stopWriteTimeout)))
 			if _, err := fw.write(stopMsg, &stop{Reason: "main node done"}); err != nil {
 				return fmt.Errorf("cannot send stop to %s: %w", d.addr, err)
 			}

@@ -170,6 +170,10 @@ type Pool struct {
 
 	retry   chan *pending
 	nextID  atomic.Uint64
+	// abandoned is closed by Abandon: from then on every batch is
+	// sketched here.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
 	buffers sync.Pool // *[]uint32 of BatchUpdates ids
 
 	// mu guards the fields below. Lock order: Pool.mu before
@@ -201,7 +205,7 @@ func NewPool(e Engine, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, e: e, params: e.Params(), quit: make(chan struct{}),
-		retry: make(chan *pending, retryQueueBatches)}
+		retry: make(chan *pending, retryQueueBatches), abandoned: make(chan struct{})}
 	p.per = p.params.BucketsPerVertex()
 	batch := e.BatchUpdates()
 	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
@@ -232,7 +236,7 @@ func (p *Pool) Add(name, addr string) { p.add(name, addr, 0) }
 // alone, and add returns false then.
 func (p *Pool) add(name, addr string, inc uint64) bool {
 	p.mu.Lock()
-	if p.closed.Load() {
+	if p.closed.Load() || p.isAbandoned() {
 		p.mu.Unlock()
 		return false
 	}
@@ -379,6 +383,36 @@ func (p *Pool) Close() error {
 	}
 }
 
+// Abandon stops shipping batches, for a main node that was interrupted:
+// every connection is dropped (its unanswered batches are sketched here)
+// and from then on the Pool sketches every batch on the main node and
+// connects to no worker. A stream reader blocked by back-pressure thus
+// goes on at once, and sees its context done. It returns at once; it is
+// idempotent.
+func (p *Pool) Abandon() {
+	p.abandonOnce.Do(func() {
+		p.mu.Lock()
+		close(p.abandoned)
+		dists := make([]*distributor, 0, len(p.mu.dists))
+		for _, d := range p.mu.dists {
+			dists = append(dists, d)
+		}
+		p.mu.Unlock()
+		for _, d := range dists {
+			d.fail(errAbandoned)
+		}
+	})
+}
+
+func (p *Pool) isAbandoned() bool {
+	select {
+	case <-p.abandoned:
+		return true
+	default:
+		return false
+	}
+}
+
 // take copies batch b into a pending batch with a new id, or sketches it
 // on the main node when it is under the local cutoff (nil then). It
 // releases b.
@@ -430,10 +464,11 @@ func (p *Pool) runFallback() {
 		p.mu.Lock()
 		active, changed := p.mu.active, p.mu.changed
 		p.mu.Unlock()
-		if active > 0 {
+		if active > 0 && !p.isAbandoned() {
 			select {
 			case <-changed:
 				continue
+			case <-p.abandoned:
 			case <-p.quit:
 				return
 			}

@@ -135,3 +135,94 @@ func TestLeaveAndFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerSigtermInFinalFlush: SIGTERM to a worker once the whole
+// stream has been handed to the main node (it is in its final flush):
+// the worker stops taking batches at once and exits within 2 s; the
+// answer stays exact.
+func TestWorkerSigtermInFinalFlush(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.5)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "2", "--local-workers", "0",
+		"--batch-factor", "0.5", "--labels", labelsPath)
+	w := startWorker(t, addr, "--name", "busy")
+	startWorker(t, addr, "--name", "other")
+	f.run(func() error { return nil })
+	f.wait(t)
+	t0 := time.Now()
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.wait(2 * time.Second); code != 0 {
+		t.Errorf("worker exited %d", code)
+	}
+	t.Logf("worker exited %v after SIGTERM", time.Since(t0).Round(time.Millisecond))
+	s := finish(t, m)
+	checkTruth(t, s, path, labelsPath)
+}
+
+// TestWorkerBehindStoppedMain: a worker whose main node is stopped
+// (SIGSTOP) exits within 2 s of SIGTERM: no write waits for ever. The
+// main node, continued, still gives the exact answer.
+func TestWorkerBehindStoppedMain(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--batch-factor", "0.5", "--labels", labelsPath)
+	w := startWorker(t, addr)
+	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	f.run(func() error { return nil }) // fills the main node's pipe and socket buffers
+	time.Sleep(300 * time.Millisecond)
+	t0 := time.Now()
+	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.wait(2 * time.Second); code != 0 {
+		t.Errorf("worker exited %d", code)
+	}
+	t.Logf("worker exited %v after SIGTERM", time.Since(t0).Round(time.Millisecond))
+	if err := m.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	s := finish(t, m)
+	f.wait(t)
+	checkTruth(t, s, path, labelsPath)
+}
+
+// TestMainSigintUnderBackPressure: SIGINT to a main node whose only
+// worker is stopped (its reader blocked by back-pressure) exits within
+// 1 s, printing no answer.
+func TestMainSigintUnderBackPressure(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	f := newFeeder(t, path, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--batch-factor", "0.5")
+	w := startWorker(t, addr)
+	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	f.run(func() error { return nil })
+	time.Sleep(time.Second) // the credits and the queue fill; the reader blocks
+	t0 := time.Now()
+	if err := m.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code := m.wait(time.Second)
+	t.Logf("main node exited %d, %v after SIGINT", code, time.Since(t0).Round(time.Millisecond))
+	if code == 0 {
+		t.Errorf("main node exited 0 after SIGINT")
+	}
+	if m.stdout.Len() != 0 {
+		t.Errorf("main node printed an answer: %q", m.stdout.String())
+	}
+	w.cmd.Process.Signal(syscall.SIGCONT)
+}

@@ -102,6 +102,7 @@ type cluster struct {
 	pool         *distributor.Pool
 	log          *slog.Logger
 	flushTimeout time.Duration
+	unwatch      func() bool // stops the interrupt watch
 }
 
 // startCluster starts memberlist on --listen and the work distributors on
@@ -134,6 +135,10 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	}
 	pool.Follow(m)
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
+	// On SIGINT/SIGTERM the stream reader may be blocked by back-pressure
+	// (workers that do not answer hold every credit): the Pool then
+	// sketches the queue here, so the reader sees the signal at once.
+	cl.unwatch = context.AfterFunc(ctx, pool.Abandon)
 	// Scripts read the address at --log-level info when --listen has
 	// port 0.
 	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", max(e.Config().Workers, 0))
@@ -176,6 +181,7 @@ func (cl *cluster) stop() {
 	if cl == nil {
 		return
 	}
+	cl.unwatch()
 	t0 := time.Now()
 	cl.pool.Close()
 	cl.log.Info("workers released", "duration", time.Since(t0))
