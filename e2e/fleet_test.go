@@ -171,15 +171,17 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	path := kron12(t)
 	labelsPath := filepath.Join(t.TempDir(), "labels")
 	f := newFeeder(t, path, 0.3)
+	// Small batches and many credits: the worker owes the main node far
+	// more deltas (4,096 × 7 KB) than the socket buffers hold.
 	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
-		"--batch-factor", "0.5", "--labels", labelsPath)
+		"--batch-factor", "0.05", "--credits", "4096", "--labels", labelsPath)
 	w := startWorker(t, addr)
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	time.Sleep(500 * time.Millisecond) // the main node ships batches
 	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	f.run(func() error { return nil }) // fills the main node's pipe and socket buffers
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(500 * time.Millisecond) // the worker's writes block
 	t0 := time.Now()
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -191,6 +193,7 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	if err := m.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	f.run(func() error { return nil })
 	s := finish(t, m)
 	f.wait(t)
 	checkTruth(t, s, path, labelsPath)
