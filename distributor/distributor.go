@@ -60,6 +60,13 @@ func newDistributor(p *Pool, name, addr string, inc uint64, st *workerStats) *di
 	return d
 }
 
+// err returns why the connection ended, once it has.
+func (d *distributor) err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mu.err
+}
+
 // held returns the number of batches the worker holds.
 func (d *distributor) held() int {
 	d.mu.Lock()
@@ -76,6 +83,14 @@ var errAbandoned = errors.New("distributor: the main node was interrupted")
 // stopWriteTimeout bounds writing stop to a worker: a worker that does
 // not read it is closed anyway.
 const stopWriteTimeout = time.Second
+
+// errReplaced ends the connection of a worker process that a newer one
+// under its name replaced; errRemoved one whose worker left the cluster
+// or was removed.
+var (
+	errReplaced = errors.New("distributor: the worker restarted")
+	errRemoved  = errors.New("distributor: removed")
+)
 
 // errWorkerLeft ends a connection whose worker said it was leaving
 // (Worker.Close).
@@ -100,6 +115,7 @@ func (d *distributor) run() {
 	defer cancel()
 	conn, err := d.p.dial(ctx, d.addr)
 	if err != nil {
+		d.setErr(err)
 		d.st.setErr(err)
 		d.log.Warn("cannot connect to worker", "err", err)
 		return
@@ -114,8 +130,7 @@ func (d *distributor) run() {
 	}
 	fr := newFrameReader(conn, &d.st.bytesIn)
 	fw := newFrameWriter(conn, &d.st.bytesOut)
-	deadline, _ := ctx.Deadline()
-	conn.SetDeadline(deadline)
+	conn.SetDeadline(time.Now().Add(d.p.cfg.HandshakeTimeout))
 	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.e.BatchUpdates(), d.p.cfg.MaxFrameBytes)
 	if err != nil {
 		var pe *PeerError
@@ -123,6 +138,7 @@ func (d *distributor) run() {
 			errors.Is(err, ErrParams)) {
 			err = &ProtocolError{Worker: d.name, Err: err}
 		}
+		d.setErr(err)
 		d.st.setErr(err)
 		d.st.refused.Add(1)
 		d.log.Warn("worker refused", "err", err)
@@ -142,8 +158,63 @@ func (d *distributor) run() {
 
 	var reader sync.WaitGroup
 	reader.Go(func() { d.fail(d.readDeltas(fr)) })
+	reader.Go(d.watch)
 	d.fail(d.writeBatches(fw))
 	reader.Wait()
+}
+
+// setErr records why the connection could not be made.
+func (d *distributor) setErr(err error) {
+	d.mu.Lock()
+	if d.mu.err == nil {
+		d.mu.err = err
+	}
+	d.mu.Unlock()
+}
+
+// watch enforces AnswerTimeout until the connection ends: a batch held
+// past its deadline is sketched on the main node (its late delta will be
+// dropped as unknown) and its credit given back; a worker that holds
+// batches and has sent no byte for AnswerTimeout loses the connection.
+// It runs in its own goroutine.
+func (d *distributor) watch() {
+	timeout := d.p.cfg.AnswerTimeout
+	tick := time.NewTicker(min(max(timeout/8, 5*time.Millisecond), time.Second))
+	defer tick.Stop()
+	lastBytes, lastProgress := d.st.bytesIn.Load(), time.Now()
+	for {
+		select {
+		case <-d.failed:
+			return
+		case now := <-tick.C:
+			var late []*pending
+			d.mu.Lock()
+			for id, b := range d.mu.pending {
+				if !b.sent.IsZero() && now.Sub(b.sent) >= timeout {
+					late = append(late, b)
+					delete(d.mu.pending, id)
+				}
+			}
+			held := len(d.mu.pending)
+			d.mu.Unlock()
+			if len(late) > 0 {
+				d.log.Warn("batches not answered in time; sketching them on the main node",
+					"batches", len(late), "answer_timeout", timeout)
+				d.st.late.Add(uint64(len(late)))
+				for _, b := range late {
+					d.p.applyLocal(b)
+					d.credit <- struct{}{} // never blocks: one per batch held
+				}
+			}
+			if n := d.st.bytesIn.Load(); n != lastBytes || held == 0 {
+				lastBytes, lastProgress = n, now
+			} else if now.Sub(lastProgress) >= timeout {
+				d.fail(fmt.Errorf("the worker holds %d batches and has sent nothing for %v (answer timeout)",
+					held, now.Sub(lastProgress).Round(time.Millisecond)))
+				return
+			}
+		}
+	}
 }
 
 // fail ends the connection once: it closes it, marks the distributor
@@ -200,6 +271,7 @@ func (d *distributor) admit(b *pending) bool {
 		d.p.requeue([]*pending{b})
 		return false
 	}
+	b.sent = time.Time{} // set when its frame has been written
 	d.mu.pending[b.id] = b
 	d.mu.Unlock()
 	return true
@@ -241,7 +313,16 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		d.st.batches.Add(uint64(len(frame)))
 		d.st.updates.Add(updates)
-		d.armReadDeadline()
+		// The deadlines run from now; watch leaves a batch alone until
+		// then, as the frame may still be reading its neighbours.
+		now := time.Now()
+		d.mu.Lock()
+		for _, b := range frame {
+			if d.mu.pending[b.id] == b {
+				b.sent = now
+			}
+		}
+		d.mu.Unlock()
 		clear(frame)
 		frame, bytes = frame[:0], 0
 		return nil
@@ -307,18 +388,6 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			timer.Reset(p.cfg.FlushDelay)
 			timerC = timer.C
 		}
-	}
-}
-
-// armReadDeadline gives the worker AnswerTimeout to answer while it holds
-// batches, and lifts the deadline when it holds none.
-func (d *distributor) armReadDeadline() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.mu.pending) > 0 {
-		d.conn.SetReadDeadline(time.Now().Add(d.p.cfg.AnswerTimeout))
-	} else {
-		d.conn.SetReadDeadline(time.Time{})
 	}
 }
 
@@ -403,6 +472,5 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			p.done(b)
 			d.credit <- struct{}{}
 		}
-		d.armReadDeadline()
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -487,4 +488,146 @@ func TestPoolFrameLimitUnmeetable(t *testing.T) {
 	if p.Workers() != 0 {
 		t.Error("the worker was admitted")
 	}
+}
+
+// holdingWorker answers every batch but the first, which it never
+// answers; each deltas frame is written in pieces, pause apart.
+func holdingWorker(t *testing.T, pause time.Duration) string {
+	return fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+		held := false
+		for {
+			ids, out, err := answer(fr, p)
+			if err != nil {
+				return
+			}
+			if !held {
+				held = true
+				ids, out = ids[1:], out[deltaBytes(p.BucketsPerVertex()):]
+				if len(ids) == 0 {
+					continue
+				}
+			}
+			var b bytes.Buffer
+			newFrameWriter(&b, nil).write(deltasMsg, ids, out)
+			for piece := range slices.Chunk(b.Bytes(), max(1, b.Len()/8)) {
+				if _, err := fw.w.Write(piece); err != nil {
+					return
+				}
+				time.Sleep(pause)
+			}
+		}
+	})
+}
+
+// TestPoolLateBatch: a batch held past its deadline is sketched on the
+// main node while the worker's other answers flow; the connection stays.
+func TestPoolLateBatch(t *testing.T) {
+	checkNoLeaks(t)
+	addr := holdingWorker(t, 0)
+	e := newTestEngine(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 300 * time.Millisecond})
+	p.Add("holder", addr)
+	waitWorkers(t, p, 1)
+	t0 := time.Now()
+	runStream(t, e, p, randomUpdates(11, 100, 3000), nil)
+	st := p.Stats()
+	w := st.Workers[0]
+	if w.BatchesLate != 1 || w.Connections != 1 || !w.Connected || w.BatchesResent != 0 {
+		t.Errorf("want one late batch and the connection kept: %+v", w)
+	}
+	t.Logf("stream and flush in %v; %+v", time.Since(t0), w)
+}
+
+// TestPoolSlowWorkerKept: a worker whose answers trickle in, each frame
+// taking longer than AnswerTimeout, is not cut while its bytes flow.
+func TestPoolSlowWorkerKept(t *testing.T) {
+	checkNoLeaks(t)
+	addr := holdingWorker(t, 40*time.Millisecond) // 8 pieces: 320 ms a frame
+	e := newTestEngine(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 200 * time.Millisecond})
+	p.Add("slow", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(12, 100, 3000), nil)
+	w := p.Stats().Workers[0]
+	if w.Connections != 1 || !w.Connected || w.LastError != "" {
+		t.Errorf("the slow worker was cut: %+v", w)
+	}
+}
+
+// redialProxy forwards connections to target; it cuts the first one
+// after `after` bytes from the main node.
+func redialProxy(t *testing.T, target string, after int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	requireNoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			w, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c, w)
+			mu.Unlock()
+			wg.Go(func() { io.Copy(c, w); c.Close() })
+			wg.Go(func() {
+				if n == 0 {
+					io.CopyN(w, c, after)
+					c.Close()
+				} else {
+					io.Copy(w, c)
+				}
+				w.Close()
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestPoolRedialsAfterCut: a connection cut while its worker is still a
+// member is dialled again, and the worker is used again.
+func TestPoolRedialsAfterCut(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 1})
+	e := newTestEngine(t, 200, 30)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
+	p.Add("w", redialProxy(t, addr, 20_000))
+	waitWorkers(t, p, 1)
+	var before uint64
+	runStream(t, e, p, randomUpdates(13, 200, 40_000), func(i int) {
+		if i == 40 { // past the cut: wait for the second connection
+			checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+				if st := p.Stats().Workers[0]; st.Connections < 2 || !st.Connected {
+					return fmt.Errorf("not dialled again: %+v", st)
+				}
+				return nil
+			})
+			before = w.Stats().Batches
+		}
+	})
+	st := p.Stats().Workers[0]
+	if st.Connections < 2 || st.BatchesResent == 0 || w.Stats().Batches == before {
+		t.Errorf("want the cut connection dialled again: main node %+v, worker %+v", st, w.Stats())
+	}
+	t.Logf("%+v", st)
 }

@@ -35,14 +35,14 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/1"; a peer that sends anything else is
+// raw, the 16 bytes "sketchcc-batch/2"; a peer that sends anything else is
 // dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/2" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/1", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/1", hello{name, Nw, MACw}
+//	"sketchcc-batch/2", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/2", hello{name, Nw, MACw}
 //	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
 //	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶
@@ -109,9 +109,15 @@
 //     the gutters' queue fills and the stream reader blocks: the
 //     back-pressure reaches the reader, and the main node holds at most
 //     Credits batches per worker.
-//   - Timeouts: a worker that holds batches must answer within
-//     AnswerTimeout, and a frame must be written within it, or its
-//     connection is dropped and its batches are sent elsewhere. A query's
+//   - Timeouts: each batch must be answered within AnswerTimeout of the
+//     write of its frame, or it is sketched on the main node (its late
+//     delta is then dropped as unknown) and its credit given back, while
+//     the connection goes on. A worker that holds batches and sends no
+//     byte for AnswerTimeout, or takes no byte of a frame for that long,
+//     loses its connection; one whose bytes keep coming is not cut. A
+//     connection that drops while its worker is still a member is
+//     dialled again after 100 ms, then twice as long each time, up to
+//     RedialBackoff; not after a refusal, a stop or a goodbye. A query's
 //     flush has its own deadline (main-node --flush-timeout); when it
 //     passes, Pool.Flush names each worker that still holds batches.
 //   - Local cutoff: a batch of fewer than LocalCutoff updates is sketched on

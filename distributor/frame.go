@@ -39,7 +39,7 @@ func (t messageType) String() string {
 
 // protocolVersion opens every connection, raw, in both directions, before
 // any frame.
-const protocolVersion = "sketchcc-batch/1"
+const protocolVersion = "sketchcc-batch/2"
 
 // prefixBytes is the frame prefix: type uint8, header length uint32,
 // payload length uint32, little-endian.

@@ -68,13 +68,25 @@ type Config struct {
 	// MaxFrameBytes bounds the payload of a frame read from a worker, in
 	// bytes. Zero means DefaultMaxFrameBytes.
 	MaxFrameBytes int
-	// DialTimeout bounds connecting to a worker and the handshake. Zero
-	// means 10 s.
+	// DialTimeout bounds connecting to a worker. Zero means 10 s.
 	DialTimeout time.Duration
-	// AnswerTimeout is how long a worker that holds batches may stay
-	// silent, and a frame may take to write, before its connection is
-	// dropped and its batches are sent elsewhere. Zero means 30 s.
+	// HandshakeTimeout bounds the handshake that follows. Zero means
+	// 10 s.
+	HandshakeTimeout time.Duration
+	// AnswerTimeout is each batch's deadline: a batch that a worker has
+	// not answered AnswerTimeout after it was sent is sketched on the
+	// main node (a late answer is then dropped), whatever else the
+	// connection carries meanwhile. A worker that holds batches and sends
+	// no byte for AnswerTimeout loses its connection, as does one that
+	// takes no byte of a frame for that long; a slow worker that keeps
+	// sending is not cut. Zero means 30 s.
 	AnswerTimeout time.Duration
+	// RedialBackoff is the longest wait between attempts to re-dial a
+	// worker that is still a member of the cluster after its connection
+	// dropped or could not be made: the first attempt comes after
+	// 100 ms, each next one waits twice as long, up to RedialBackoff.
+	// Zero means 5 s.
+	RedialBackoff time.Duration
 	// Logger receives worker events; nil discards them.
 	Logger *slog.Logger
 }
@@ -110,6 +122,12 @@ func (c *Config) ensureDefaults() {
 	if c.AnswerTimeout == 0 {
 		c.AnswerTimeout = 30 * time.Second
 	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.RedialBackoff == 0 {
+		c.RedialBackoff = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -127,8 +145,8 @@ func (c Config) Validate() error {
 	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
 	}
-	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 {
-		errs = append(errs, errors.New("distributor: negative FlushDelay, DialTimeout or AnswerTimeout"))
+	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 || c.HandshakeTimeout < 0 || c.RedialBackoff < 0 {
+		errs = append(errs, errors.New("distributor: negative FlushDelay, DialTimeout, HandshakeTimeout, AnswerTimeout or RedialBackoff"))
 	}
 	if err := checkKey(c.Key); err != nil {
 		errs = append(errs, err)
@@ -143,6 +161,10 @@ type pending struct {
 	id        uint64
 	vertex    uint32
 	neighbors []uint32
+	// sent is when the frame carrying the batch on its current
+	// connection was written (zero before); guarded by that
+	// distributor's mu.
+	sent time.Time
 }
 
 // retryQueueBatches bounds the queue of batches to send again. It holds
@@ -168,13 +190,13 @@ type Pool struct {
 	quit   chan struct{} // closed by Close
 	closed atomic.Bool
 
-	retry   chan *pending
-	nextID  atomic.Uint64
+	retry  chan *pending
+	nextID atomic.Uint64
 	// abandoned is closed by Abandon: from then on every batch is
 	// sketched here.
 	abandoned   chan struct{}
 	abandonOnce sync.Once
-	buffers sync.Pool // *[]uint32 of BatchUpdates ids
+	buffers     sync.Pool // *[]uint32 of BatchUpdates ids
 
 	// mu guards the fields below. Lock order: Pool.mu before
 	// distributor.mu (doc.go).
@@ -185,6 +207,10 @@ type Pool struct {
 		changed chan struct{}           // closed and replaced when active changes
 		stats   map[string]*workerStats
 		order   []string // worker names in order of first connection
+		// members are the workers to keep a connection to: added by Add
+		// or a join, removed by Remove or a departure. A connection that
+		// drops is re-dialled while its worker is here.
+		members map[string]*member
 		// leaving holds the incarnation of each worker whose connection
 		// ended with its goodbye (Worker.Close): the cluster's later news
 		// of its departure is a leave, whatever the gossip says.
@@ -213,6 +239,7 @@ func NewPool(e Engine, cfg Config) (*Pool, error) {
 	p.mu.changed = make(chan struct{})
 	p.mu.stats = map[string]*workerStats{}
 	p.mu.leaving = map[string]uint64{}
+	p.mu.members = map[string]*member{}
 	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
@@ -229,6 +256,16 @@ func deltaBytes(per int) int { return 8 + per*sketch.BucketBytes }
 // worker's next membership event does).
 func (p *Pool) Add(name, addr string) { p.add(name, addr, 0) }
 
+// member is a worker the Pool keeps connected to.
+type member struct {
+	addr    string
+	inc     uint64
+	backoff time.Duration // the next wait before a re-dial
+}
+
+// firstRedial is the wait before the first re-dial of a worker.
+const firstRedial = 100 * time.Millisecond
+
 // add is Add for incarnation inc of the worker called name
 // (NodeMeta.Incarnation; 0 when unknown). A distributor of an older
 // incarnation under that name is dropped first: its process has been
@@ -241,24 +278,93 @@ func (p *Pool) add(name, addr string, inc uint64) bool {
 		return false
 	}
 	old := p.mu.dists[name]
-	if old != nil && inc <= old.inc {
+	if m := p.mu.members[name]; m != nil && inc < m.inc || old != nil && inc <= old.inc {
 		p.mu.Unlock()
-		return inc == old.inc
+		return old != nil && inc == old.inc
 	}
+	if m := p.mu.members[name]; m == nil || m.inc != inc || m.addr != addr {
+		p.mu.members[name] = &member{addr: addr, inc: inc, backoff: firstRedial}
+	}
+	d := p.launchLocked(name, addr, inc)
+	p.mu.Unlock()
+	if old != nil {
+		old.fail(fmt.Errorf("%w: incarnation %x replaced %x", errReplaced, inc, old.inc))
+	}
+	return d != nil
+}
+
+// launchLocked starts a distributor for the worker, and a goroutine that
+// runs it and re-dials while the worker stays a member. p.mu is held.
+func (p *Pool) launchLocked(name, addr string, inc uint64) *distributor {
 	st := p.statsLocked(name, addr)
 	d := newDistributor(p, name, addr, inc, st)
 	p.mu.dists[name] = d
 	p.wg.Go(func() {
-		d.run()
-		p.mu.Lock()
-		if p.mu.dists[name] == d {
-			delete(p.mu.dists, name)
+		for d != nil {
+			t0 := time.Now()
+			d.run()
+			d = p.redial(d, time.Since(t0))
 		}
-		p.mu.Unlock()
 	})
+	return d
+}
+
+// redial is called when d's connection has ended after lasting for
+// lived. It waits the worker's back-off and returns a new distributor for
+// it, or nil when the connection is not to be made again: the Pool is
+// closed or abandoned, the worker left, was replaced, stopped, or
+// refused the main node.
+func (p *Pool) redial(d *distributor, lived time.Duration) *distributor {
+	p.mu.Lock()
+	if p.mu.dists[d.name] == d {
+		delete(p.mu.dists, d.name)
+	}
+	m := p.mu.members[d.name]
+	again := m != nil && m.inc == d.inc && p.mu.dists[d.name] == nil && redialable(d.err())
+	var wait time.Duration
+	if again {
+		if lived > p.cfg.RedialBackoff {
+			m.backoff = firstRedial // it worked for a while: start over
+		}
+		wait = m.backoff
+		m.backoff = min(2*m.backoff, p.cfg.RedialBackoff)
+	}
 	p.mu.Unlock()
-	if old != nil {
-		old.fail(fmt.Errorf("the worker restarted: incarnation %x replaced %x", inc, old.inc))
+	if !again {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.quit:
+		return nil
+	case <-p.abandoned:
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m2 := p.mu.members[d.name]; m2 != m || p.mu.dists[d.name] != nil || p.closed.Load() || p.isAbandoned() {
+		return nil
+	}
+	d.log.Info("re-dialling the worker", "after", wait)
+	st := p.statsLocked(d.name, m.addr)
+	nd := newDistributor(p, d.name, m.addr, m.inc, st)
+	p.mu.dists[d.name] = nd
+	return nd
+}
+
+// redialable reports whether a connection that ended with err is worth
+// making again: not after a stop, a goodbye, an interruption, a restart
+// of the worker, or a refusal (key, parameters, protocol).
+func redialable(err error) bool {
+	var pe *PeerError
+	var pr *ProtocolError
+	switch {
+	case err == nil, errors.Is(err, errStopped), errors.Is(err, errWorkerLeft), errors.Is(err, errAbandoned),
+		errors.Is(err, errReplaced), errors.Is(err, errRemoved), errors.As(err, &pe), errors.As(err, &pr),
+		errors.Is(err, ErrAuth), errors.Is(err, ErrParams), errors.Is(err, ErrVersion), errors.Is(err, ErrFrame):
+		return false
 	}
 	return true
 }
@@ -273,6 +379,9 @@ func (p *Pool) Remove(name string, reason string) { p.remove(name, 0, reason) }
 func (p *Pool) remove(name string, inc uint64, reason string) bool {
 	p.mu.Lock()
 	d := p.mu.dists[name]
+	if m := p.mu.members[name]; m != nil && (inc == 0 || m.inc == inc) {
+		delete(p.mu.members, name)
+	}
 	p.mu.Unlock()
 	if d == nil {
 		return true
@@ -280,7 +389,7 @@ func (p *Pool) remove(name string, inc uint64, reason string) bool {
 	if inc != 0 && d.inc != inc {
 		return false
 	}
-	d.fail(errors.New(reason))
+	d.fail(fmt.Errorf("%w: %s", errRemoved, reason))
 	return true
 }
 

@@ -31,6 +31,9 @@ type WorkerStats struct {
 	// DuplicateDeltas counts deltas dropped because their batch had been
 	// answered already or was unknown.
 	DuplicateDeltas uint64
+	// BatchesLate counts batches sent to the worker and not answered
+	// within Config.AnswerTimeout: they were sketched on the main node.
+	BatchesLate uint64
 	// LastError is why the last connection ended or was refused, if it
 	// did.
 	LastError string
@@ -69,6 +72,7 @@ type workerStats struct {
 	batches, updates           atomic.Uint64
 	bytesOut, bytesIn          atomic.Uint64
 	merged, resent, duplicates atomic.Uint64
+	late                       atomic.Uint64
 	mu                         sync.Mutex
 	err                        string
 }
@@ -91,7 +95,7 @@ func (s *workerStats) snapshot() WorkerStats {
 		Batches: s.batches.Load(), Updates: s.updates.Load(),
 		BytesSent: s.bytesOut.Load(), BytesReceived: s.bytesIn.Load(),
 		DeltasMerged: s.merged.Load(), BatchesResent: s.resent.Load(),
-		DuplicateDeltas: s.duplicates.Load(), LastError: e}
+		DuplicateDeltas: s.duplicates.Load(), BatchesLate: s.late.Load(), LastError: e}
 }
 
 // statsLocked returns the counters of the worker called name, creating

@@ -32,6 +32,10 @@ type clusterConfig struct {
 	credits       int
 	flushDelay    time.Duration
 	gossipLocal   bool
+	answerTimeout time.Duration
+	dialTimeout   time.Duration
+	handshake     time.Duration
+	redialBackoff time.Duration
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -45,6 +49,10 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.IntVar(&c.credits, "credits", 64, "batches in flight per worker")
 	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
+	fs.DurationVar(&c.answerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
+	fs.DurationVar(&c.dialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
+	fs.DurationVar(&c.handshake, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
+	fs.DurationVar(&c.redialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
 // validate checks the cluster flags; workers is --workers.
@@ -78,8 +86,10 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.credits < 1 || c.credits > 1<<16 {
 		errs = append(errs, fmt.Errorf("--credits=%d, want [1, 65536]", c.credits))
 	}
-	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 {
-		errs = append(errs, errors.New("--wait-timeout, --flush-timeout and --frame-delay must be > 0"))
+	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 || c.answerTimeout <= 0 || c.dialTimeout <= 0 ||
+		c.handshake <= 0 || c.redialBackoff <= 0 {
+		errs = append(errs, errors.New("--wait-timeout, --flush-timeout, --frame-delay, --answer-timeout, --dial-timeout, "+
+			"--handshake-timeout and --redial-backoff must be > 0"))
 	}
 	return errs
 }
@@ -128,7 +138,8 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 		return nil, err
 	}
 	pool, err := distributor.NewPool(e, distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
-		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, Logger: log.With("component", "distributor")})
+		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
+		HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, Logger: log.With("component", "distributor")})
 	if err != nil {
 		m.Shutdown()
 		return nil, err
