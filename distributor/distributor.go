@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"sketchcc/gutters"
@@ -36,8 +35,6 @@ type distributor struct {
 	stopped chan struct{} // closed by stop: send stop, then close
 	once    sync.Once     // guards fail
 	stopOne sync.Once
-	// connected is true from the handshake until the connection ends.
-	connected atomic.Bool
 
 	// mu guards the batches in flight. Lock order: Pool.mu before
 	// distributor.mu; never held while calling the engine or the network.
@@ -117,6 +114,7 @@ func (d *distributor) run() {
 	if err != nil {
 		d.setErr(err)
 		d.st.setErr(err)
+		d.st.refused.Store(true)
 		d.log.Warn("cannot connect to worker", "err", err)
 		return
 	}
@@ -140,7 +138,7 @@ func (d *distributor) run() {
 		}
 		d.setErr(err)
 		d.st.setErr(err)
-		d.st.refused.Add(1)
+		d.st.refused.Store(true)
 		d.log.Warn("worker refused", "err", err)
 		conn.Close()
 		return
@@ -150,11 +148,11 @@ func (d *distributor) run() {
 	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*deltaBytes(d.p.per))
 	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
 	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "frame_bytes", d.frameBytes)
-	d.st.connections.Add(1)
-	d.connected.Store(true)
+	d.st.up.Store(true)
+	d.st.connected.Store(true)
 	d.p.setActive(+1)
 	defer d.p.setActive(-1)
-	defer d.connected.Store(false)
+	defer d.st.connected.Store(false)
 
 	var reader sync.WaitGroup
 	reader.Go(func() { d.fail(d.readDeltas(fr)) })
@@ -274,6 +272,8 @@ func (d *distributor) admit(b *pending) bool {
 	b.sent = time.Time{} // set when its frame has been written
 	d.mu.pending[b.id] = b
 	d.mu.Unlock()
+	d.st.batches.Add(1)
+	d.st.updates.Add(uint64(len(b.neighbors)))
 	return true
 }
 
@@ -300,19 +300,15 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			return nil
 		}
 		entries, parts = entries[:0], parts[:0]
-		var updates uint64
 		for _, b := range frame {
 			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(len(b.neighbors))})
 			parts = append(parts, uint32Bytes(b.neighbors))
-			updates += uint64(len(b.neighbors))
 		}
 		d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
 		_, err := fw.write(batchesMsg, entries, parts...)
 		if err != nil {
 			return fmt.Errorf("cannot send %d batches to %s: %w", len(frame), d.addr, err)
 		}
-		d.st.batches.Add(uint64(len(frame)))
-		d.st.updates.Add(updates)
 		// The deadlines run from now; watch leaves a batch alone until
 		// then, as the frame may still be reading its neighbours.
 		now := time.Now()
@@ -463,7 +459,6 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			if b == nil {
 				// Answered already, or never sent here: merging it
 				// would cancel a delta (doc.go).
-				p.duplicates.Add(1)
 				d.st.duplicates.Add(1)
 				continue
 			}

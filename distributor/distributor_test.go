@@ -164,10 +164,12 @@ func TestPoolConnectionCutMidBatch(t *testing.T) {
 			p.Add("b", b)
 			waitWorkers(t, p, 2)
 			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), nil)
+			requireNoError(t, p.Close())
 			st := p.Stats()
 			if st.Workers[0].BatchesResent == 0 || st.BatchesResent == 0 || st.Workers[0].Connected {
 				t.Errorf("the cut worker's batches were not re-sent: %+v", st)
 			}
+			checkCounters(t, st)
 			t.Logf("cut worker %+v", st.Workers[0])
 		})
 	}
@@ -329,10 +331,12 @@ func TestPoolSilentWorker(t *testing.T) {
 	p.Add("silent", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(7, 100, 3000), nil)
+	requireNoError(t, p.Close())
 	st := p.Stats()
-	if st.Workers[0].BatchesResent == 0 || st.FallbackBatches == 0 {
+	if st.Workers[0].BatchesResent+st.Workers[0].BatchesLate == 0 || st.FallbackBatches == 0 {
 		t.Errorf("the silent worker's batches were not sketched elsewhere: %+v", st)
 	}
+	checkCounters(t, st)
 }
 
 // TestPoolFlushDeadlineNamesWorker: a flush that runs out of time says
@@ -536,6 +540,8 @@ func TestPoolLateBatch(t *testing.T) {
 	if w.BatchesLate != 1 || w.Connections != 1 || !w.Connected || w.BatchesResent != 0 {
 		t.Errorf("want one late batch and the connection kept: %+v", w)
 	}
+	requireNoError(t, p.Close())
+	checkCounters(t, p.Stats())
 	t.Logf("stream and flush in %v; %+v", time.Since(t0), w)
 }
 
@@ -625,9 +631,12 @@ func TestPoolRedialsAfterCut(t *testing.T) {
 			before = w.Stats().Batches
 		}
 	})
-	st := p.Stats().Workers[0]
-	if st.Connections < 2 || st.BatchesResent == 0 || w.Stats().Batches == before {
+	requireNoError(t, p.Close())
+	all := p.Stats()
+	st := all.Workers[0]
+	if st.Connections < 2 || len(st.Conns) < 2 || st.BatchesResent == 0 || w.Stats().Batches == before {
 		t.Errorf("want the cut connection dialled again: main node %+v, worker %+v", st, w.Stats())
 	}
+	checkCounters(t, all)
 	t.Logf("%+v", st)
 }

@@ -202,11 +202,11 @@ type Pool struct {
 	// distributor.mu (doc.go).
 	mu struct {
 		sync.Mutex
-		dists   map[string]*distributor // by worker name: connecting or connected
-		active  int                     // distributors past the handshake
-		changed chan struct{}           // closed and replaced when active changes
-		stats   map[string]*workerStats
-		order   []string // worker names in order of first connection
+		dists   map[string]*distributor   // by worker name: connecting or connected
+		active  int                       // distributors past the handshake
+		changed chan struct{}             // closed and replaced when active changes
+		stats   map[string][]*workerStats // per connection, oldest first
+		order   []string                  // worker names in order of first connection
 		// members are the workers to keep a connection to: added by Add
 		// or a join, removed by Remove or a departure. A connection that
 		// drops is re-dialled while its worker is here.
@@ -218,7 +218,6 @@ type Pool struct {
 	}
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
-	resent, duplicates    atomic.Uint64
 	left, failed          atomic.Uint64 // workers that left, and that the cluster declared dead
 }
 
@@ -237,7 +236,7 @@ func NewPool(e Engine, cfg Config) (*Pool, error) {
 	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
-	p.mu.stats = map[string]*workerStats{}
+	p.mu.stats = map[string][]*workerStats{}
 	p.mu.leaving = map[string]uint64{}
 	p.mu.members = map[string]*member{}
 	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
@@ -296,7 +295,7 @@ func (p *Pool) add(name, addr string, inc uint64) bool {
 // launchLocked starts a distributor for the worker, and a goroutine that
 // runs it and re-dials while the worker stays a member. p.mu is held.
 func (p *Pool) launchLocked(name, addr string, inc uint64) *distributor {
-	st := p.statsLocked(name, addr)
+	st := p.statsLocked(name, addr, inc)
 	d := newDistributor(p, name, addr, inc, st)
 	p.mu.dists[name] = d
 	p.wg.Go(func() {
@@ -348,7 +347,7 @@ func (p *Pool) redial(d *distributor, lived time.Duration) *distributor {
 		return nil
 	}
 	d.log.Info("re-dialling the worker", "after", wait)
-	st := p.statsLocked(d.name, m.addr)
+	st := p.statsLocked(d.name, m.addr, m.inc)
 	nd := newDistributor(p, d.name, m.addr, m.inc, st)
 	p.mu.dists[d.name] = nd
 	return nd
@@ -556,7 +555,6 @@ func (p *Pool) applyLocal(b *pending) {
 // when the retry queue is full, sketches them here. It never blocks.
 func (p *Pool) requeue(bs []*pending) {
 	for _, b := range bs {
-		p.resent.Add(1)
 		select {
 		case p.retry <- b:
 		default:

@@ -266,6 +266,7 @@ func TestWorkerKilled(t *testing.T) {
 	if !killed || !alive || s.BatchesResent == 0 {
 		t.Errorf("want the victim's batches re-sent and the survivor working: %+v", s)
 	}
+	checkCounters(t, s)
 	t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
 }
 

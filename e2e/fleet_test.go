@@ -69,6 +69,20 @@ func TestRestartSameName(t *testing.T) {
 	if strings.Contains(m.log(), "Conflicting address") {
 		t.Errorf("memberlist saw a name conflict")
 	}
+	checkCounters(t, s)
+	// One entry for w1 with a connection per process (and the failed
+	// re-dials of the killed one's address, refused).
+	incs := map[uint64]bool{}
+	var last uint64
+	if len(s.Workers) == 1 {
+		for _, c := range s.Workers[0].Connections {
+			incs[c.Incarnation] = true
+			last = c.Batches
+		}
+	}
+	if len(incs) != 2 || last == 0 {
+		t.Errorf("want one entry for w1 with a working connection per process: %+v", s.Workers)
+	}
 }
 
 // TestLeaveAndFailure: a worker SIGTERMed mid-stream leaves (info, its

@@ -207,18 +207,37 @@ func (cl *cluster) stop() {
 	cl.log.Info("left the cluster", "duration", time.Since(t0))
 }
 
-// workerReport is one worker in --json's "workers".
+// workerReport is one worker name in --json's "workers": the sums over
+// its connections, which "connections" lists.
 type workerReport struct {
-	Name          string `json:"name"`
+	Name          string       `json:"name"`
+	Addr          string       `json:"addr"`
+	Batches       uint64       `json:"batches"`
+	Updates       uint64       `json:"updates"`
+	BytesSent     uint64       `json:"bytes_sent"`
+	BytesReceived uint64       `json:"bytes_received"`
+	DeltasMerged  uint64       `json:"deltas_merged"`
+	BatchesResent uint64       `json:"batches_resent"`
+	BatchesLate   uint64       `json:"batches_late"`
+	Refused       uint64       `json:"refused,omitempty"`
+	LastError     string       `json:"last_error,omitempty"`
+	Connections   []connReport `json:"connections"`
+}
+
+// connReport is one connection to a worker: batches = deltas_merged +
+// batches_resent + batches_late.
+type connReport struct {
 	Addr          string `json:"addr"`
+	Incarnation   uint64 `json:"incarnation,omitempty"`
+	Refused       bool   `json:"refused,omitempty"`
 	Batches       uint64 `json:"batches"`
-	Updates       uint64 `json:"updates"`
-	BytesSent     uint64 `json:"bytes_sent"`
-	BytesReceived uint64 `json:"bytes_received"`
 	DeltasMerged  uint64 `json:"deltas_merged"`
 	BatchesResent uint64 `json:"batches_resent"`
-	Refused       uint64 `json:"refused,omitempty"`
-	LastError     string `json:"last_error,omitempty"`
+	BatchesLate   uint64 `json:"batches_late"`
+	Duplicates    uint64 `json:"duplicate_deltas"`
+	BytesSent     uint64 `json:"bytes_sent"`
+	BytesReceived uint64 `json:"bytes_received"`
+	Error         string `json:"error,omitempty"`
 }
 
 // clusterReport is the cluster part of --json.
@@ -234,6 +253,7 @@ type clusterReport struct {
 	FallbackBatches       uint64  `json:"fallback_batches"`
 	RemoteBatches         uint64  `json:"remote_batches"`
 	BatchesResent         uint64  `json:"batches_resent"`
+	BatchesLate           uint64  `json:"batches_late"`
 	DuplicateDeltas       uint64  `json:"duplicate_deltas"`
 	// WorkersLeft and WorkersFailed count the workers that left the
 	// cluster and those it declared dead.
@@ -250,15 +270,23 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 	st := cl.pool.Stats()
 	r := &clusterReport{Workers: []workerReport{}, LocalCutoffBatches: st.LocalCutoffBatches,
 		FallbackBatches: st.FallbackBatches, RemoteBatches: st.RemoteBatches,
-		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas,
+		BatchesResent: st.BatchesResent, BatchesLate: st.BatchesLate, DuplicateDeltas: st.DuplicateDeltas,
 		WorkersLeft: st.WorkersLeft, WorkersFailed: st.WorkersFailed}
 	if updates > 0 {
 		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
 	}
 	for _, w := range st.Workers {
-		r.Workers = append(r.Workers, workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
+		wr := workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
 			Updates: w.Updates, BytesSent: w.BytesSent, BytesReceived: w.BytesReceived,
-			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, Refused: w.Refused, LastError: w.LastError})
+			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, BatchesLate: w.BatchesLate,
+			Refused: w.Refused, LastError: w.LastError, Connections: []connReport{}}
+		for _, c := range w.Conns {
+			wr.Connections = append(wr.Connections, connReport{Addr: c.Addr, Incarnation: c.Incarnation,
+				Refused: c.Refused, Batches: c.Batches, DeltasMerged: c.DeltasMerged, BatchesResent: c.BatchesResent,
+				BatchesLate: c.BatchesLate, Duplicates: c.DuplicateDeltas, BytesSent: c.BytesSent,
+				BytesReceived: c.BytesReceived, Error: c.Err})
+		}
+		r.Workers = append(r.Workers, wr)
 	}
 	return r
 }
