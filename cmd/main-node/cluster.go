@@ -36,6 +36,9 @@ type clusterConfig struct {
 	dialTimeout   time.Duration
 	handshake     time.Duration
 	redialBackoff time.Duration
+	// onPool, if set, is called with the pool as soon as it exists,
+	// before the wait for --expect-workers (the metrics read it).
+	onPool func(*distributor.Pool)
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -145,6 +148,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 		return nil, err
 	}
 	pool.Follow(m)
+	if c.onPool != nil {
+		c.onPool(pool)
+	}
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
 	// On SIGINT/SIGTERM the stream reader may be blocked by back-pressure
 	// (workers that do not answer hold every credit): the Pool then
