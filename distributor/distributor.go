@@ -103,6 +103,12 @@ func (d *distributor) run() {
 	watch.Go(func() {
 		select {
 		case <-d.stopped:
+			// A handshake in progress ends now: the Pool is closing.
+			d.mu.Lock()
+			if d.conn != nil && !d.st.connected.Load() {
+				d.conn.Close()
+			}
+			d.mu.Unlock()
 		case <-d.failed:
 		case <-ctx.Done():
 		}

@@ -546,13 +546,14 @@ func TestPoolLateBatch(t *testing.T) {
 }
 
 // TestPoolSlowWorkerKept: a worker whose answers trickle in, each frame
-// taking longer than AnswerTimeout, is not cut while its bytes flow.
+// taking longer than AnswerTimeout (the old read deadline cut it), is not
+// cut while its bytes flow.
 func TestPoolSlowWorkerKept(t *testing.T) {
 	checkNoLeaks(t)
-	addr := holdingWorker(t, 40*time.Millisecond) // 8 pieces: 320 ms a frame
+	addr := holdingWorker(t, 100*time.Millisecond) // 8 pieces: 800 ms a frame
 	e := newTestEngine(t, 100, 20)
 	defer e.close()
-	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 200 * time.Millisecond})
+	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 500 * time.Millisecond})
 	p.Add("slow", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(12, 100, 3000), nil)
