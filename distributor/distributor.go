@@ -23,11 +23,13 @@ type distributor struct {
 	p          *Pool
 	name, addr string
 	inc        uint64 // the worker process's NodeMeta.Incarnation; 0 if unknown
-	// frameBytes bounds the payload of a batches frame: FrameBytes, or
-	// less when the worker reads no more (set by the handshake).
-	frameBytes int
-	st         *workerStats
-	log        *slog.Logger
+	// frameBytes is the payload at which a batches frame is sent:
+	// FrameBytes, or less when the worker reads no more; workerMaxFrame
+	// is the largest payload the worker reads, which no frame exceeds
+	// even at the batches' largest encoding (set by the handshake).
+	frameBytes, workerMaxFrame int
+	st                         *workerStats
+	log                        *slog.Logger
 
 	conn    net.Conn      // set before the handshake; closed by fail
 	credit  chan struct{} // a credit back per merged delta; never blocks (cap Credits)
@@ -151,8 +153,9 @@ func (d *distributor) run() {
 	}
 	conn.SetDeadline(time.Time{})
 	fr.maxHeader = maxHeaderBytes
-	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*deltaBytes(d.p.per))
+	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.params).maxBytes())
 	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
+	d.workerMaxFrame = res.maxFrameBytes
 	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "frame_bytes", d.frameBytes)
 	d.st.up.Store(true)
 	d.st.connected.Store(true)
@@ -289,11 +292,13 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 	p := d.p
 	credits := p.cfg.Credits
 	batches := p.e.Batches()
+	enc := newBatchEncoder(p.params.Vertices)
 	var (
 		frame   []*pending
 		entries []batchEntry
-		parts   [][]byte
-		bytes   int
+		payload []byte
+		bytes   int // the neighbour ids' raw size: FrameBytes counts them
+		worst   int // the frame's largest encoding (maxBatchBytes)
 		timer   = time.NewTimer(time.Hour)
 		timerC  <-chan time.Time
 	)
@@ -305,13 +310,14 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		if len(frame) == 0 {
 			return nil
 		}
-		entries, parts = entries[:0], parts[:0]
+		entries, payload = entries[:0], payload[:0]
 		for _, b := range frame {
-			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(len(b.neighbors))})
-			parts = append(parts, uint32Bytes(b.neighbors))
+			n, ids := len(payload), 0
+			payload, ids = enc.append(payload, b.neighbors)
+			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(ids), Bytes: uint32(len(payload) - n)})
 		}
 		d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
-		_, err := fw.write(batchesMsg, entries, parts...)
+		_, err := fw.write(batchesMsg, entries, payload)
 		if err != nil {
 			return fmt.Errorf("cannot send %d batches to %s: %w", len(frame), d.addr, err)
 		}
@@ -326,7 +332,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		d.mu.Unlock()
 		clear(frame)
-		frame, bytes = frame[:0], 0
+		frame, bytes, worst = frame[:0], 0, 0
 		return nil
 	}
 	for {
@@ -366,8 +372,8 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 				continue // sketched here: under the local cutoff
 			}
 		}
-		if bytes+4*len(b.neighbors) > d.frameBytes {
-			// b would take the frame past what the worker reads.
+		if worst+maxBatchBytes(len(b.neighbors)) > d.workerMaxFrame {
+			// b could take the frame past what the worker reads.
 			if err := flush(); err != nil {
 				p.requeue([]*pending{b})
 				return err
@@ -379,6 +385,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		credits--
 		frame = append(frame, b)
 		bytes += 4 * len(b.neighbors)
+		worst += maxBatchBytes(len(b.neighbors))
 		switch {
 		case credits == 0 || bytes >= d.frameBytes || len(frame) == maxFrameBatches:
 			// Out of credits, nothing more can join the frame until
@@ -397,8 +404,8 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 // and returns why.
 func (d *distributor) readDeltas(fr *frameReader) error {
 	p := d.p
-	per := p.per
-	delta := make([]sketch.Bucket, per)
+	dc := newDeltaCodec(p.params)
+	delta := make([]sketch.Bucket, p.per)
 	var ids []uint64
 	var payload []byte
 	protocol := func(err error) error { return &ProtocolError{Worker: d.name, Err: err} }
@@ -436,7 +443,7 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		if err := fr.dec.decode(h, &ids, maxFrameBatches); err != nil {
 			return protocol(fmt.Errorf("%w: bad deltas header: %v", ErrFrame, err))
 		}
-		if err := checkDeltas(ids, n, per); err != nil {
+		if err := checkDeltas(ids, n, dc); err != nil {
 			return protocol(err)
 		}
 		if cap(payload) < n {
@@ -449,9 +456,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		rest := payload
 		for _, id := range ids {
 			var v uint32
-			v, rest, err = p.params.DecodeDelta(delta, rest)
+			v, rest, err = dc.decode(delta, rest)
 			if err != nil {
-				return protocol(fmt.Errorf("%w: delta for batch %d: %v", ErrFrame, id, err))
+				return protocol(fmt.Errorf("delta for batch %d: %w", id, err))
 			}
 			d.mu.Lock()
 			b := d.mu.pending[id]
@@ -472,6 +479,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			d.st.merged.Add(1)
 			p.done(b)
 			d.credit <- struct{}{}
+		}
+		if len(rest) != 0 {
+			return protocol(fmt.Errorf("%w: %d bytes after the %d deltas of a frame", ErrFrame, len(rest), len(ids)))
 		}
 	}
 }

@@ -90,7 +90,7 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 		return res, err
 	}
 	res.threads, res.maxFrameBytes = r.Threads, r.MaxFrameBytes
-	if need := 4 * maxBatch; r.MaxFrameBytes < need {
+	if need := maxBatchBytes(maxBatch); r.MaxFrameBytes < need {
 		err := frameLimitError("worker", r.MaxFrameBytes, need, fmt.Sprintf("a batch of %d updates", maxBatch))
 		fw.write(errorMsg, &failure{Reason: err.Error()})
 		return res, err
@@ -151,9 +151,9 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrParams, err)
-	} else if need := 4 * m.MaxBatchUpdates; maxFrame < need {
+	} else if need := maxBatchBytes(m.MaxBatchUpdates); maxFrame < need {
 		err = frameLimitError("worker", maxFrame, need, fmt.Sprintf("a batch of %d updates", m.MaxBatchUpdates))
-	} else if need := deltaBytes(p.BucketsPerVertex()); m.MaxFrameBytes < need {
+	} else if need := newDeltaCodec(p).maxBytes(); m.MaxFrameBytes < need {
 		err = frameLimitError("main node", m.MaxFrameBytes, need, "one delta")
 	}
 	if err != nil {
