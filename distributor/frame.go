@@ -38,7 +38,7 @@ func (t messageType) String() string {
 
 // protocolVersion opens every connection, raw, in both directions, before
 // any frame.
-const protocolVersion = "sketchcc-batch/2"
+const protocolVersion = "sketchcc-batch/3"
 
 // prefixBytes is the frame prefix: type uint8, header length uint32,
 // payload length uint32, little-endian.
