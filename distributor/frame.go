@@ -39,7 +39,7 @@ func (t messageType) String() string {
 
 // protocolVersion opens every connection, raw, in both directions, before
 // any frame.
-const protocolVersion = "sketchcc-batch/2"
+const protocolVersion = "sketchcc-batch/3"
 
 // DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
 const DefaultMaxFrameBytes = 64 << 20
