@@ -29,14 +29,14 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/1"; a peer that sends anything else is
-// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/2" for
+// raw, the 16 bytes "sketchcc-batch/2"; a peer that sends anything else is
+// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/1" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/1", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/1", hello{name, Nw, MACw}
+//	"sketchcc-batch/2", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/2", hello{name, Nw, MACw}
 //	params{V, f, seed, R, S, maxBatch, MACm} ──▶
 //	                                     ◀─────  ready{threads}      (or error{reason})
 //	batches ...                          ─────▶

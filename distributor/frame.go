@@ -38,8 +38,10 @@ func (t messageType) String() string {
 }
 
 // protocolVersion opens every connection, raw, in both directions, before
-// any frame.
-const protocolVersion = "sketchcc-batch/1"
+// any frame. Version 2: the sketch's column hashes changed (sketch.columnHash),
+// so a version-1 worker's deltas would not merge with this main node's
+// sketches.
+const protocolVersion = "sketchcc-batch/2"
 
 // prefixBytes is the frame prefix: type uint8, header length uint32,
 // payload length uint32, little-endian.
