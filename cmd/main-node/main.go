@@ -84,6 +84,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
+	cli.KernelVar(fs)
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: main-node --stream FILE [flags]\n\n"+

@@ -73,6 +73,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
+	cli.KernelVar(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
 		fs.PrintDefaults()
