@@ -32,6 +32,9 @@ type clusterConfig struct {
 	credits       int
 	flushDelay    time.Duration
 	gossipLocal   bool
+	// onPool, if set, is called with the pool as soon as it exists,
+	// before the wait for --expect-workers (the metrics read it).
+	onPool func(*distributor.Pool)
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -133,6 +136,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 		return nil, err
 	}
 	pool.Follow(m)
+	if c.onPool != nil {
+		c.onPool(pool)
+	}
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
 	// At warn, so that the address shows at the default log level: workers
 	// need it to --join, scripts read it when --listen has port 0.

@@ -16,12 +16,19 @@
 // workers do; --local-workers 0 leaves all delta work to them while any
 // is connected (cluster.go).
 //
+// With --metrics-listen it serves Prometheus metrics read from the
+// engine's and the distributors' counters at scrape time (metrics.go);
+// --log-format json writes the logs as JSON lines; --version prints the
+// module version, commit and Go version.
+//
 // Usage:
 //
 //	main-node --stream FILE [--json] [--queries K | --query-at N1,N2,…]
 //	          [--point-queries FILE] [--labels FILE] [--forest FILE]
 //	          [--listen HOST:PORT [--local-workers N] [--expect-workers N]
 //	           [--cluster-key-file F]]
+//	          [--metrics-listen ADDR [--metrics-linger D]] [--log-format text|json]
+//	main-node --version
 //
 // stdout gets a short human summary, or with --json exactly one JSON
 // object; stderr gets logs and, when it is a terminal, a progress bar.

@@ -46,6 +46,8 @@ type config struct {
 	forest       string
 	workers      int
 	cluster      clusterConfig
+	metrics      metricsConfig
+	observeQuery func(queryRecord) // called with each query's record, if set
 	sketchFactor float64
 	batchFactor  float64
 	seed         uint64
@@ -53,6 +55,8 @@ type config struct {
 	progress     string
 	hugePages    string
 	logLevel     slog.Level
+	logFormat    cli.LogFormat
+	version      bool
 	cpuProfile   string
 	queries      int
 	queryAtList  string
@@ -73,6 +77,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	addClusterFlags(fs, &c.cluster)
+	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", 1, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
 	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
@@ -84,6 +89,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
+	cli.LogFormatVar(fs, &c.logFormat)
+	cli.VersionVar(fs, &c.version)
 	cli.KernelVar(fs)
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
@@ -97,6 +104,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, err
 		}
 		return c, cli.Usage(err)
+	}
+	if c.version {
+		return c, cli.PrintVersion(stdout, "main-node")
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -146,7 +156,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
 		return err
@@ -188,6 +198,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopProfile()
 	}
+	mm, err := startMetrics(c.metrics, e, h.Updates, log)
+	if err != nil {
+		return err
+	}
+	defer mm.close()
+	c.observeQuery = mm.observeQuery
+	c.cluster.onPool = mm.setPool
 	cl, err := startCluster(ctx, c.cluster, e, log)
 	if err != nil {
 		return err
@@ -199,7 +216,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return report(stdout, c, e, h, res, cl)
+	if err := report(stdout, c, e, h, res, cl); err != nil {
+		return err
+	}
+	mm.lingerThenClose(ctx)
+	return nil
 }
 
 // checkMemory refuses a stream whose sketches and gutters cannot be

@@ -166,6 +166,9 @@ func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster
 			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
 		}
 		run.queries = append(run.queries, rec)
+		if c.observeQuery != nil {
+			c.observeQuery(rec)
+		}
 		log.Info("query", "updates", res.AfterUpdates, "components", res.Components, "greedy", res.Greedy,
 			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
 		if len(positions) > 1 {

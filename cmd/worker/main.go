@@ -3,6 +3,8 @@
 // Usage:
 //
 //	worker --join HOST:PORT [--listen ADDR] [--threads N] [--cluster-key-file F]
+//	       [--metrics-listen ADDR] [--log-format text|json]
+//	worker --version
 //
 // The worker listens for the main node's data-plane connection on
 // --listen (port 0 picks one), joins the main node's memberlist cluster
@@ -52,7 +54,10 @@ func exitCode(err error, stderr io.Writer) int {
 
 type config struct {
 	join, listen, name, keyFile        string
+	metricsListen                      string
 	logLevel                           slog.Level
+	logFormat                          cli.LogFormat
+	version                            bool
 	gossipPort, threads, maxFrameBytes int
 	joinTimeout                        time.Duration
 	local                              bool
@@ -71,8 +76,11 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
 	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks one, logged)")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
+	cli.LogFormatVar(fs, &c.logFormat)
+	cli.VersionVar(fs, &c.version)
 	cli.KernelVar(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
@@ -83,6 +91,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, err
 		}
 		return c, cli.Usage(err)
+	}
+	if c.version {
+		return c, cli.PrintVersion(stdout, "worker")
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -116,7 +127,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	var key []byte
 	if c.keyFile != "" {
@@ -142,6 +153,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	ms, err := startMetrics(c.metricsListen, w, c.threads, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if ms != nil {
+		defer ms.Close()
 	}
 	host, _, _ := net.SplitHostPort(c.listen)
 	m, err := distributor.NewMembership(distributor.MembershipConfig{
