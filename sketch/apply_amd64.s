@@ -15,15 +15,24 @@
 // counts the µops and ports per index.
 
 // LOAD_ARGS loads the arguments that both kernels take first: s in DI, nb
-// in SI, n in CX, v in R8, seed0 in R9, seedK in R14 and lay in R10.
+// in SI, n in CX, v in R8, seed0 in R9 and lay in R10.
 #define LOAD_ARGS \
 	MOVQ s+0(FP), DI \
 	MOVQ nb+8(FP), SI \
 	MOVQ n+16(FP), CX \
 	MOVQ v+24(FP), R8 \
 	MOVQ seed0+32(FP), R9 \
-	MOVQ seedK+40(FP), R14 \
 	MOVQ lay+48(FP), R10
+
+// COLD(line, reg) sets reg to the address in the frame, from 0(SP), whose
+// offset modulo 4096 is line (see coldLines in apply_amd64.go): the frame
+// spans 4096 bytes more than the memory placed there. Clobbers AX.
+#define COLD(line, reg) \
+	LEAQ 0(SP), AX \
+	MOVQ line, reg \
+	SUBQ AX, reg \
+	ANDQ $4095, reg \
+	ADDQ AX, reg
 
 // MIX64 applies the splitmix64 finalizer to r in place. Clobbers t.
 #define MIX64(r, t) \
@@ -42,7 +51,8 @@
 	XORQ t, r
 
 // NEXT_INDEX reads the next neighbour id at SI (v in R8, seed0 in R9,
-// seedK in R14) and leaves idx in R11, the key k in AX and X3 = (idx, g);
+// seedK from the arguments) and leaves idx in R11, the key k in AX and
+// X3 = (idx, g);
 // it XORs X3 into the deterministic bucket s[0] at DI. Clobbers BX, DX,
 // R12, X4.
 #define NEXT_INDEX \
@@ -55,7 +65,8 @@
 	SHLQ $32, R11 \
 	ORQ R12, R11 \
 	LEAQ (R11)(R9*1), R12 \
-	LEAQ (R11)(R14*1), AX \
+	MOVQ seedK+40(FP), AX \
+	ADDQ R11, AX \
 	MIX64(R12, BX) \
 	MIX64(AX, DX) \
 	VMOVQ R11, X3 \
@@ -63,7 +74,7 @@
 	VPXOR (DI), X3, X4 \
 	VMOVDQU X4, (DI)
 
-// func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64, lay *uint64, groups int, prefetch int)
+// func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64, lay *uint64, groups int, prefetch int, slot, scratch int)
 //
 // lay holds groups records of 24 words (see Params.laneLayout): 8 column
 // seeds, 8 byte offsets 16·(1 + c·R + 63), and 8 row masks 2^R − 1 (0 for
@@ -79,12 +90,16 @@
 // sketch 2.5 times slower. Other counts take a loop over the layout in
 // memory.
 //
-// Frame: 0(SP) holds the 8 bucket byte offsets of the current group,
-// 64(SP) to 192(SP) are the eight lanes' scratch buckets.
+// Frame: 4096+192 bytes, in which R14 points to the 64 bytes that hold
+// the bucket byte offsets of the current group, at offset slot modulo
+// 4096, and the eight lanes' scratch buckets are 128 bytes at offset
+// scratch modulo 4096: offsets that no hot bucket of s has (coldLines), so
+// that their loads do not wait on a bucket store that matches them in the
+// low 12 address bits (4K aliasing).
 
-// XOR_LANE XORs X3 into the bucket whose byte offset from s is at off(SP).
+// XOR_LANE XORs X3 into the bucket whose byte offset from s is at off(R14).
 #define XOR_LANE(off) \
-	MOVQ off(SP), BX \
+	MOVQ off(R14), BX \
 	VPXOR (DI)(BX*1), X3, X4 \
 	VMOVDQU X4, (DI)(BX*1)
 
@@ -105,7 +120,7 @@
 	VPSLLQ $4, Z1, Z1 \
 	VMOVDQA64 Z27, Z2 \
 	VPSUBQ Z1, bases, K1, Z2 \
-	VMOVDQU64 Z2, 0(SP) \
+	VMOVDQU64 Z2, 0(R14) \
 	XOR_LANE(0) \
 	XOR_LANE(8) \
 	XOR_LANE(16) \
@@ -139,7 +154,7 @@ check: \
 	CMPQ BX, AX \
 	JLO loop
 
-TEXT ·applyBatchAVX512(SB), NOSPLIT, $192-72
+TEXT ·applyBatchAVX512(SB), 0, $4288-88
 	LOAD_ARGS
 	MOVQ groups+56(FP), R13
 	TESTQ CX, CX
@@ -148,10 +163,11 @@ TEXT ·applyBatchAVX512(SB), NOSPLIT, $192-72
 	MOVQ prefetch+64(FP), AX
 	PREFETCH(pfloop, pfcheck)
 
+	COLD(slot+72(FP), R14)
+	COLD(scratch+80(FP), BX)
+	SUBQ DI, BX
 	VPXORQ Z29, Z29, Z29
-	LEAQ 64(SP), AX
-	SUBQ DI, AX
-	VPBROADCASTQ AX, Z27
+	VPBROADCASTQ BX, Z27
 	VPADDQ scratchLanes<>(SB), Z27, Z27 // offsets of the scratch buckets from s
 
 	// Sketches have at least 18 columns, so 3 or 4 groups (up to 32
@@ -210,7 +226,7 @@ done:
 	VZEROUPPER
 	RET
 
-// func applyBatchAVX2(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64, lay *uint64, columns int, rowBytes int, prefetch int)
+// func applyBatchAVX2(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64, lay *uint64, columns int, rowBytes int, prefetch int, slot int)
 //
 // lay is the same layout as for applyBatchAVX512, of which this kernel
 // reads only the column seeds (words 24k to 24k+7 for columns 8k to
@@ -219,13 +235,15 @@ done:
 // ymm go through the stack to TZCNT, and a depth of R or more (probability
 // 2^−R per column, predicted well) skips its bucket with a branch.
 //
-// Frame: 0(SP) holds the 4 hashes of the current group of columns.
+// Frame: 4096+64 bytes, in which R14 points to the 32 bytes that hold the
+// 4 hashes of the current group of columns, at offset slot modulo 4096,
+// which no hot bucket of s has (see applyBatchAVX512).
 
-// LANE XORs X3 into the bucket of the hash at off(SP), for the column
+// LANE XORs X3 into the bucket of the hash at off(R14), for the column
 // whose row 0 is at BX, and moves BX to the next column; it jumps to last
 // after the last column (R11 counts the columns left). Clobbers AX, X4.
 #define LANE(off, skip, last) \
-	MOVQ off(SP), AX \
+	MOVQ off(R14), AX \
 	TZCNTQ AX, AX \
 	SHLQ $4, AX \
 	CMPQ AX, R13 \
@@ -238,15 +256,15 @@ skip: \
 	JZ last
 
 // HASH4 hashes the key in Y0 for the four columns whose seeds are at
-// seeds and leaves the hashes at 0(SP). Clobbers Y1, Y2.
+// seeds and leaves the hashes at 0(R14). Clobbers Y1, Y2.
 #define HASH4(seeds) \
 	VPXOR seeds, Y0, Y1 \
 	VPSHUFD $0xb1, Y1, Y2 \
 	VPMULUDQ Y2, Y1, Y1 \
 	VPSHUFD $0xb1, Y1, Y1 \
-	VMOVDQU Y1, 0(SP)
+	VMOVDQU Y1, 0(R14)
 
-TEXT ·applyBatchAVX2(SB), NOSPLIT, $32-80
+TEXT ·applyBatchAVX2(SB), 0, $4160-88
 	LOAD_ARGS
 	MOVQ rowBytes+64(FP), R13
 	TESTQ CX, CX
@@ -254,6 +272,7 @@ TEXT ·applyBatchAVX2(SB), NOSPLIT, $32-80
 
 	MOVQ prefetch+72(FP), AX
 	PREFETCH(pfloop2, pfcheck2)
+	COLD(slot+80(FP), R14)
 
 index2:
 	NEXT_INDEX
