@@ -48,11 +48,13 @@ type ready struct {
 }
 
 // batchEntry describes one batch of a batches frame; the payload holds
-// its Updates neighbour ids, entries in order.
+// its Updates neighbour ids encoded in Bytes bytes (wire.go), entries in
+// order.
 type batchEntry struct {
 	ID      uint64
 	Vertex  uint32
 	Updates uint32
+	Bytes   uint32
 }
 
 // stop tells a worker that the main node is done with it.
@@ -110,10 +112,11 @@ func (e *encoder) encode(m any) []byte {
 	case []batchEntry:
 		enc.EncodeArrayLen(len(m))
 		for i := range m {
-			enc.EncodeArrayLen(3)
+			enc.EncodeArrayLen(4)
 			enc.EncodeUint(m[i].ID)
 			enc.EncodeUint(uint64(m[i].Vertex))
 			enc.EncodeUint(uint64(m[i].Updates))
+			enc.EncodeUint(uint64(m[i].Bytes))
 		}
 	case []uint64:
 		enc.EncodeArrayLen(len(m))
@@ -206,7 +209,7 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 		}
 		s := (*m)[:0]
 		for range n {
-			if err := d.arrayLen(3); err != nil {
+			if err := d.arrayLen(4); err != nil {
 				return err
 			}
 			var e batchEntry
@@ -217,6 +220,9 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 				return err
 			}
 			if e.Updates, err = d.dec.DecodeUint32(); err != nil {
+				return err
+			}
+			if e.Bytes, err = d.dec.DecodeUint32(); err != nil {
 				return err
 			}
 			s = append(s, e)

@@ -114,7 +114,7 @@ func (d *distributor) run() {
 	}
 	conn.SetDeadline(time.Time{})
 	fr.maxHeader = maxHeaderBytes
-	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*deltaBytes(d.p.per))
+	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.params).maxBytes())
 	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name)
 	d.st.connections.Add(1)
 	d.connected.Store(true)
@@ -187,10 +187,11 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 	p := d.p
 	credits := p.cfg.Credits
 	batches := p.e.Batches()
+	enc := newBatchEncoder(p.params.Vertices)
 	var (
 		frame   []*pending
 		entries []batchEntry
-		parts   [][]byte
+		payload []byte
 		bytes   int
 		timer   = time.NewTimer(time.Hour)
 		timerC  <-chan time.Time
@@ -203,15 +204,16 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		if len(frame) == 0 {
 			return nil
 		}
-		entries, parts = entries[:0], parts[:0]
+		entries, payload = entries[:0], payload[:0]
 		var updates uint64
 		for _, b := range frame {
-			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(len(b.neighbors))})
-			parts = append(parts, uint32Bytes(b.neighbors))
+			n, ids := len(payload), 0
+			payload, ids = enc.append(payload, b.neighbors)
+			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(ids), Bytes: uint32(len(payload) - n)})
 			updates += uint64(len(b.neighbors))
 		}
 		d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
-		_, err := fw.write(batchesMsg, entries, parts...)
+		_, err := fw.write(batchesMsg, entries, payload)
 		if err != nil {
 			return fmt.Errorf("cannot send %d batches to %s: %w", len(frame), d.addr, err)
 		}
@@ -295,8 +297,8 @@ func (d *distributor) armReadDeadline() {
 // and returns why.
 func (d *distributor) readDeltas(fr *frameReader) error {
 	p := d.p
-	per := p.per
-	delta := make([]sketch.Bucket, per)
+	dc := newDeltaCodec(p.params)
+	delta := make([]sketch.Bucket, p.per)
 	var ids []uint64
 	var payload []byte
 	protocol := func(err error) error { return &ProtocolError{Worker: d.name, Err: err} }
@@ -327,7 +329,7 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		if err := fr.dec.decode(h, &ids, maxFrameBatches); err != nil {
 			return protocol(fmt.Errorf("%w: bad deltas header: %v", ErrFrame, err))
 		}
-		if err := checkDeltas(ids, n, per); err != nil {
+		if err := checkDeltas(ids, n, dc); err != nil {
 			return protocol(err)
 		}
 		if cap(payload) < n {
@@ -340,9 +342,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		rest := payload
 		for _, id := range ids {
 			var v uint32
-			v, rest, err = p.params.DecodeDelta(delta, rest)
+			v, rest, err = dc.decode(delta, rest)
 			if err != nil {
-				return protocol(fmt.Errorf("%w: delta for batch %d: %v", ErrFrame, id, err))
+				return protocol(fmt.Errorf("delta for batch %d: %w", id, err))
 			}
 			d.mu.Lock()
 			b := d.mu.pending[id]
@@ -364,6 +366,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			d.st.merged.Add(1)
 			p.done(b)
 			d.credit <- struct{}{}
+		}
+		if len(rest) != 0 {
+			return protocol(fmt.Errorf("%w: %d bytes after the %d deltas of a frame", ErrFrame, len(rest), len(ids)))
 		}
 		d.armReadDeadline()
 	}

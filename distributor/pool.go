@@ -203,15 +203,12 @@ func NewPool(e Engine, cfg Config) (*Pool, error) {
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
 	p.mu.stats = map[string]*workerStats{}
-	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
+	if need := newDeltaCodec(p.params).maxBytes(); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
 	p.wg.Go(p.runFallback)
 	return p, nil
 }
-
-// deltaBytes is the encoded size of one delta (sketch.AppendDelta).
-func deltaBytes(per int) int { return 8 + per*sketch.BucketBytes }
 
 // Add connects to the worker called name at data-plane address addr, in
 // the background. A worker already added under that name is left alone.
@@ -469,15 +466,24 @@ func (p *Pool) apply(ev MemberEvent) {
 
 // ParseKey reads a cluster key from the contents of a key file: base64
 // (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
-// bytes once surrounding white space is trimmed.
+// bytes once surrounding white space is trimmed. Its error gives the
+// length that was wrong: the decoded length of base64 text, else the raw
+// length.
 func ParseKey(b []byte) ([]byte, error) {
 	s := bytes.TrimSpace(b)
-	if k, err := base64.StdEncoding.DecodeString(string(s)); err == nil && checkKey(k) == nil && len(k) > 0 {
+	k, err := base64.StdEncoding.DecodeString(string(s))
+	if err == nil && checkKey(k) == nil && len(k) > 0 {
 		return k, nil
 	}
 	if len(s) > 0 && checkKey(s) == nil {
 		return s, nil
 	}
-	return nil, fmt.Errorf("distributor: cluster key of %d bytes: want base64 of 16, 24 or 32 bytes "+
-		"(head -c 32 /dev/urandom | base64), or that many raw bytes", len(s))
+	const want = "want base64 of 16, 24 or 32 bytes (head -c 32 /dev/urandom | base64), or that many raw bytes"
+	switch {
+	case len(s) == 0:
+		return nil, fmt.Errorf("distributor: cluster key is empty: %s", want)
+	case err == nil:
+		return nil, fmt.Errorf("distributor: cluster key is base64 of %d bytes (%d characters): %s", len(k), len(s), want)
+	}
+	return nil, fmt.Errorf("distributor: cluster key of %d raw bytes, not base64: %s", len(s), want)
 }

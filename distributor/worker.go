@@ -111,7 +111,8 @@ type ServeStats struct {
 	Refused uint64
 	// Batches is the number of batches received and sketched.
 	Batches uint64
-	// Updates is the number of neighbour ids in them.
+	// Updates is the number of neighbour ids in them, once the ids that
+	// occur an even number of times in a batch have cancelled (wire.go).
 	Updates uint64
 	// BytesReceived and BytesSent count frame bytes on the data plane.
 	BytesReceived, BytesSent uint64
@@ -255,7 +256,8 @@ type job struct {
 
 // frameBuf is the payload of one batches frame, shared by its jobs.
 type frameBuf struct {
-	ids  []uint32
+	raw  []byte   // the payload as read
+	ids  []uint32 // its batches' neighbour ids, decoded
 	refs atomic.Int32
 	pool *sync.Pool
 }
@@ -290,7 +292,7 @@ func (w *Worker) serveConn(c net.Conn) {
 	c.SetDeadline(time.Time{})
 	log.Info("main node connected", "vertices", p.Vertices, "threads", w.cfg.Threads)
 	fr.maxHeader = maxHeaderBytes
-	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatch*4)
+	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatchBytes(maxBatch))
 
 	per := p.BucketsPerVertex()
 	jobs := make(chan job, w.cfg.Threads) // a short queue: the main node's credits bound the work
@@ -313,7 +315,7 @@ func (w *Worker) serveConn(c net.Conn) {
 	}
 	var writer sync.WaitGroup
 	writer.Go(func() {
-		if err := w.writeDeltas(fw, results, &outstanding, &deltas, per); err != nil {
+		if err := w.writeDeltas(fw, results, &outstanding, &deltas, newDeltaCodec(p)); err != nil {
 			log.Warn("cannot send deltas; closing the connection", "err", err)
 			c.Close() // the reader sees the error too
 		}
@@ -374,17 +376,28 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
 		}
-		total, err := checkBatches(entries, n, p.Vertices, maxBatch)
+		total, err := checkBatches(entries, n, p.Vertices, maxBatch, fr.maxPayload)
 		if err != nil {
 			return &ProtocolError{Worker: "main node", Err: err}
 		}
 		f := frames.Get().(*frameBuf)
-		if cap(f.ids) < total {
-			f.ids = make([]uint32, total)
+		if cap(f.raw) < n {
+			f.raw = make([]byte, n)
 		}
-		f.ids = f.ids[:total]
-		if err := fr.payload(uint32Bytes(f.ids)); err != nil {
+		f.raw = f.raw[:n]
+		if err := fr.payload(f.raw); err != nil {
 			return err
+		}
+		if cap(f.ids) < total {
+			f.ids = make([]uint32, 0, total)
+		}
+		f.ids = f.ids[:0]
+		raw := f.raw
+		for _, e := range entries {
+			if f.ids, err = decodeBatch(f.ids, raw[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices); err != nil {
+				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("batch %d: %w", e.ID, err)}
+			}
+			raw = raw[e.Bytes:]
 		}
 		f.refs.Store(int32(len(entries)))
 		outstanding.Add(int64(len(entries)))
@@ -403,7 +416,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 // is still being sketched, or FlushDelay after its first delta. After a
 // write error it keeps draining results (so the compute goroutines end)
 // and returns the error.
-func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, per int) error {
+func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, dc *deltaCodec) error {
 	var (
 		ids     []uint64
 		payload []byte
@@ -428,7 +441,7 @@ func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding
 				return werr
 			}
 			ids = append(ids, r.id)
-			payload = sketch.AppendDelta(payload, r.vertex, *r.delta)
+			payload = dc.append(payload, r.vertex, *r.delta)
 			deltas.Put(r.delta)
 			left := outstanding.Add(-1)
 			switch {

@@ -96,7 +96,7 @@ func BenchmarkSample(b *testing.B) {
 	c := 0
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, r := p.Sample(s, c); r == Fail {
+		if _, r, _ := p.Sample(s, c); r == Fail {
 			fails++
 		}
 		c = (c + 1) % p.Columns

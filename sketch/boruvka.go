@@ -192,7 +192,9 @@ func mergeParallel(t *Table, ms []uint32, colLo, colHi, workers int) []Bucket {
 }
 
 // sampleRound fills samples[i] with the sample of column r of supernode
-// active[i], whose vertices are members[start[i]:start[i+1]].
+// active[i], whose vertices are members[start[i]:start[i+1]]. r is below
+// the column count and every slice sampled is a sketch or a column view,
+// so Sample's error cannot occur and is not checked.
 func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
 	p := t.Params()
 	w := p.Rows + 1
@@ -203,7 +205,7 @@ func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint
 	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; big(ms) {
-			samples[i].idx, samples[i].res = p.Sample(mergeParallel(t, ms, colLo, colHi, workers), r)
+			samples[i].idx, samples[i].res, _ = p.Sample(mergeParallel(t, ms, colLo, colHi, workers), r)
 		}
 	}
 	var next atomic.Int64
@@ -220,7 +222,7 @@ func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint
 					continue
 				}
 				if len(ms) == 1 {
-					samples[i].idx, samples[i].res = p.Sample(t.Sketch(ms[0]), r)
+					samples[i].idx, samples[i].res, _ = p.Sample(t.Sketch(ms[0]), r)
 					continue
 				}
 				clear(view)
@@ -230,7 +232,7 @@ func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint
 					view[0].Gamma ^= s[0].Gamma
 					Merge(view[1:], s[colLo:colHi])
 				}
-				samples[i].idx, samples[i].res = p.Sample(view, r)
+				samples[i].idx, samples[i].res, _ = p.Sample(view, r)
 			}
 		}
 	}

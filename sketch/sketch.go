@@ -96,14 +96,25 @@ func (p *Params) Good(b Bucket) bool {
 // Boruvka round). It returns Zero if the deterministic bucket is empty,
 // Good with the index if the deterministic bucket or any bucket of column c
 // (from row 0 upward) is good, and Fail otherwise. s may be a full sketch
-// or a column view from ColumnView.
-func (p *Params) Sample(s []Bucket, c int) (idx uint64, r Result) {
+// or a column view from ColumnView. A column outside [0, Columns) is an
+// error wrapping ErrTooManyRounds, and an s of neither length one wrapping
+// ErrParams; the result is then Fail.
+func (p *Params) Sample(s []Bucket, c int) (idx uint64, r Result, err error) {
+	if c < 0 || c >= p.Columns {
+		return 0, Fail, fmt.Errorf("%w: column %d of a sketch with %d columns (sketch factor %v)",
+			ErrTooManyRounds, c, p.Columns, p.Factor)
+	}
+	full := 1 + p.Columns*p.Rows
+	if len(s) != p.Rows+1 && len(s) != full {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a sketch of %d or a column view of %d",
+			ErrParams, len(s), full, p.Rows+1)
+	}
 	det := s[0]
 	if det.Alpha == 0 && det.Gamma == 0 {
-		return 0, Zero
+		return 0, Zero, nil
 	}
 	if p.Good(det) {
-		return det.Alpha, Good
+		return det.Alpha, Good, nil
 	}
 	var col []Bucket
 	if len(s) == p.Rows+1 {
@@ -113,10 +124,10 @@ func (p *Params) Sample(s []Bucket, c int) (idx uint64, r Result) {
 	}
 	for _, b := range col {
 		if p.Good(b) {
-			return b.Alpha, Good
+			return b.Alpha, Good, nil
 		}
 	}
-	return 0, Fail
+	return 0, Fail, nil
 }
 
 // Merge XORs src into dst bucket by bucket: dst becomes the sketch of the

@@ -2,8 +2,10 @@ package sketch
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"sketchcc/dsu"
@@ -77,7 +79,7 @@ func TestLinearity(t *testing.T) {
 		if !IsZero(sx) {
 			t.Fatalf("trial %d: insert then delete left a non-zero sketch", trial)
 		}
-		if _, r := p.Sample(sx, 0); r != Zero {
+		if _, r, _ := p.Sample(sx, 0); r != Zero {
 			t.Fatalf("trial %d: zero sketch samples %v", trial, r)
 		}
 	}
@@ -88,7 +90,7 @@ func TestSampleSingleEdgeIsGood(t *testing.T) {
 	s := make([]Bucket, p.BucketsPerVertex())
 	p.Update(s, EdgeIndex(7, 42))
 	for c := range p.Columns {
-		idx, r := p.Sample(s, c)
+		idx, r, _ := p.Sample(s, c)
 		if r != Good || idx != EdgeIndex(42, 7) {
 			t.Fatalf("column %d: %v %#x", c, r, idx)
 		}
@@ -216,5 +218,32 @@ func TestSpanningForestRunsOut(t *testing.T) {
 	_, _, err := SpanningForest(tab, dsu.New(4096))
 	if !errors.Is(err, ErrTooManyRounds) {
 		t.Fatalf("err = %v, want ErrTooManyRounds", err)
+	}
+}
+
+// TestSample_OutOfColumns checks that a column past the last, a negative
+// one, or a slice of the wrong length is an error, not a panic.
+func TestSample_OutOfColumns(t *testing.T) {
+	p, err := NewParams(1024, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := make([]Bucket, p.BucketsPerVertex())
+	p.Update(s, EdgeIndex(1, 2))
+	p.Update(s, EdgeIndex(1, 3))
+	for _, c := range []int{p.Columns, p.Columns + 5, -1} {
+		_, r, err := p.Sample(s, c)
+		if !errors.Is(err, ErrTooManyRounds) || r != Fail ||
+			!strings.Contains(err.Error(), fmt.Sprintf("column %d of a sketch with %d columns", c, p.Columns)) {
+			t.Errorf("column %d: %v, %v; want Fail and ErrTooManyRounds", c, r, err)
+		}
+	}
+	for _, n := range []int{0, 1, p.Rows, p.BucketsPerVertex() - 1} {
+		if _, _, err := p.Sample(s[:n], 0); !errors.Is(err, ErrParams) {
+			t.Errorf("%d buckets: %v, want ErrParams", n, err)
+		}
+	}
+	if _, r, err := p.Sample(s, p.Columns-1); err != nil || r == Zero {
+		t.Errorf("last column: %v, %v", r, err)
 	}
 }

@@ -80,7 +80,7 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 				}
 				p.Delta(s, v, nb)
 				for c := range p.Columns {
-					idx, r := p.Sample(s, c)
+					idx, r, _ := p.Sample(s, c)
 					samples++
 					switch r {
 					case Fail:

@@ -211,13 +211,17 @@ type clusterReport struct {
 	// re-sent elsewhere after its connection ended.
 	Workers []workerReport `json:"workers"`
 	// NetworkBytesPerUpdate is data-plane bytes sent plus received per
-	// stream update: the communication factor.
-	NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
-	LocalCutoffBatches    uint64  `json:"local_cutoff_batches"`
-	FallbackBatches       uint64  `json:"fallback_batches"`
-	RemoteBatches         uint64  `json:"remote_batches"`
-	BatchesResent         uint64  `json:"batches_resent"`
-	DuplicateDeltas       uint64  `json:"duplicate_deltas"`
+	// stream update: the communication factor. Out is the part sent to
+	// the workers (batches), Back the part received (deltas); both count
+	// frames and handshakes.
+	NetworkBytesPerUpdate     float64 `json:"network_bytes_per_update"`
+	NetworkBytesPerUpdateOut  float64 `json:"network_bytes_per_update_out"`
+	NetworkBytesPerUpdateBack float64 `json:"network_bytes_per_update_back"`
+	LocalCutoffBatches        uint64  `json:"local_cutoff_batches"`
+	FallbackBatches           uint64  `json:"fallback_batches"`
+	RemoteBatches             uint64  `json:"remote_batches"`
+	BatchesResent             uint64  `json:"batches_resent"`
+	DuplicateDeltas           uint64  `json:"duplicate_deltas"`
 }
 
 // report returns the cluster counters after updates stream updates; nil
@@ -232,6 +236,8 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas}
 	if updates > 0 {
 		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
+		r.NetworkBytesPerUpdateOut = float64(st.BytesSent) / float64(updates)
+		r.NetworkBytesPerUpdateBack = float64(st.BytesReceived) / float64(updates)
 	}
 	for _, w := range st.Workers {
 		r.Workers = append(r.Workers, workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,

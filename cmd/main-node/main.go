@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -59,7 +61,7 @@ type config struct {
 	version      bool
 	cpuProfile   string
 	queries      int
-	queryAtList  string
+	queryAtList  []string // accumulates over repeated --query-at
 	queryAt      []uint64
 	pointQueries string
 	noGreedy     bool
@@ -83,7 +85,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
-	fs.StringVar(&c.queryAtList, "query-at", "", "comma-separated update counts after which to query (plus one at the end); overrides --queries")
+	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
@@ -140,10 +142,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
 	}
-	if q, err := parseQueryAt(c.queryAtList); err != nil {
-		errs = append(errs, err)
-	} else {
-		c.queryAt = q
+	for _, f := range c.queryAtList {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--query-at: %q is not an update count", f))
+			continue
+		}
+		c.queryAt = append(c.queryAt, n)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, cli.Usage(err)
@@ -174,7 +179,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
 	}
-	if err := checkMemory(c, cfg); err != nil {
+	if err := checkMemory(c, cfg, h.Updates); err != nil {
 		return err
 	}
 	e, err := ingest.New(cfg)
@@ -220,30 +225,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	mm.lingerThenClose(ctx)
-	return nil
-}
-
-// checkMemory refuses a stream whose sketches and gutters cannot be
-// allocated on this machine, before trying: the 12-byte header sets how
-// many gigabytes are allocated, and an allocation the kernel refuses is a
-// fatal runtime error with a stack dump, not an error.
-func checkMemory(c config, cfg ingest.Config) error {
-	sketches, gutters, err := ingest.Memory(cfg)
-	if err != nil {
-		return err
-	}
-	vertices := cfg.Vertices
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		return nil // cannot tell; let the allocation decide
-	}
-	have := int64(si.Totalram+si.Totalswap) * int64(si.Unit)
-	if sketches+gutters > have {
-		return fmt.Errorf("%s declares %d vertices: its sketches need %s and its gutters %s, "+
-			"more than this machine's %s of memory and swap; lower --batch-factor to shrink the gutters, "+
-			"or run on a machine with more memory",
-			c.stream, vertices, humanBytes(sketches), humanBytes(gutters), humanBytes(have))
-	}
 	return nil
 }
 

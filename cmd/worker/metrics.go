@@ -37,7 +37,7 @@ var (
 	descConnections = prometheus.NewDesc("sketchcc_worker_connections_total", "Main-node connections accepted.", nil, nil)
 	descRefused     = prometheus.NewDesc("sketchcc_worker_refused_total", "Connections dropped before or during the handshake.", nil, nil)
 	descBatches     = prometheus.NewDesc("sketchcc_batches_sketched_total", "Batches received and turned into deltas.", nil, nil)
-	descIDs         = prometheus.NewDesc("sketchcc_neighbor_ids_sketched_total", "Neighbour ids in those batches (two per stream update).", nil, nil)
+	descIDs         = prometheus.NewDesc("sketchcc_neighbor_ids_sketched_total", "Neighbour ids in those batches: two per stream update, less the equal pairs that cancel within a batch and are not sent.", nil, nil)
 	descWire        = prometheus.NewDesc("sketchcc_wire_bytes_total", "Data-plane bytes by direction from this worker.", []string{"direction"}, nil)
 )
 
