@@ -53,12 +53,13 @@ func (p *Params) updateIndex(s []Bucket, idx uint64) {
 	seeds := p.seeds
 	rows := p.Rows
 	g := hash(idx, seeds[0])
+	k := hash(idx, seeds[keySeed])
 	s[0].Alpha ^= idx
 	s[0].Gamma ^= g
 	colSeeds := seeds[1 : 1+p.Columns]
 	base := 1
 	for _, cs := range colSeeds {
-		if d := depth(hash(idx, cs)); d < rows {
+		if d := depth(columnHash(k, cs)); d < rows {
 			b := &s[base+d]
 			b.Alpha ^= idx
 			b.Gamma ^= g
@@ -70,9 +71,11 @@ func (p *Params) updateIndex(s []Bucket, idx uint64) {
 // ApplyBatch XORs into s, vertex v's sketch of BucketsPerVertex buckets,
 // the edge {v, u} for every u in neighbors. It allocates nothing. Each u
 // must be a vertex other than v; the caller checks (the stream readers do).
-// On amd64 CPUs with AVX-512 (F, DQ, CD, VL) it runs an assembly kernel
-// that hashes 8 columns per instruction and writes the same buckets as the
-// portable loop, bit for bit (apply_amd64.s; -tags purego turns it off).
+// On amd64 it runs an assembly kernel, AVX-512 (8 columns per
+// instruction) or AVX2 (4), chosen at start-up from the CPU's features or
+// forced with SetKernel; every kernel writes the same buckets as the
+// portable Go loop, bit for bit (apply_amd64.s; -tags purego leaves only
+// the Go loop).
 func (p *Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	s = s[:p.BucketsPerVertex()]
 	if p.applyBatchFast(s, v, neighbors) {
