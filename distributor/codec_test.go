@@ -167,8 +167,8 @@ func TestReadVersion(t *testing.T) {
 			t.Errorf("readVersion(%q) = %v, want an error saying %q", in, err, wantText)
 		}
 	}
-	f("sketchcc-batch/3", "")
-	f("sketchcc-batch/2", `peer speaks "sketchcc-batch/2"`)
+	f("sketchcc-batch/4", "")
+	f("sketchcc-batch/3", `peer speaks "sketchcc-batch/3"`)
 	f("GET / HTTP/1.1\r\nHost", "not a sketchcc peer")
 	f("sketch", "unexpected EOF")
 }

@@ -35,14 +35,14 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/3"; a peer that sends anything else is
-// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/2" for
+// raw, the 16 bytes "sketchcc-batch/4"; a peer that sends anything else is
+// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/3" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/3", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/3", hello{name, Nw, MACw}
+//	"sketchcc-batch/4", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/4", hello{name, Nw, MACw}
 //	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
 //	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶

@@ -87,6 +87,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
+	cli.KernelVar(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
 		fs.PrintDefaults()
