@@ -67,7 +67,7 @@ func BenchmarkLocalCutoff(b *testing.B) {
 					encoded = dc.append(encoded, 0, delta)
 				}
 				fw := newFrameWriter(out, nil)
-				enc := newBatchEncoder(p.Vertices)
+				enc := newBatchEncoder(p.Vertices())
 				entries := make([]batchEntry, k)
 				var payload []byte
 				bufs := make([][]uint32, k)
@@ -102,9 +102,9 @@ func BenchmarkLocalCutoff(b *testing.B) {
 func BenchmarkRoundTrip(b *testing.B) {
 	const vertices, batch = 8192, 1948
 	addr, _ := startWorker(b, WorkerConfig{Threads: 1})
-	e := newTestEngine(b, vertices, batch)
+	e := newTestPipe(b, vertices, batch)
 	defer e.close()
-	p, err := NewPool(e, Config{LocalCutoff: -1})
+	p, err := NewPool(e.gut, e.st, Config{LocalCutoff: -1})
 	requireNoError(b, err)
 	defer p.Close()
 	p.Add("w", addr)
@@ -113,7 +113,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	requireNoError(b, p.WaitWorkers(ctx, 1))
 	us := randomUpdates(1, vertices, 1<<16)
 	b.SetBytes(batch * 4)
-	start := e.applied.Load()
+	start := e.applied()
 	for b.Loop() {
 		// One update per vertex pair fills 2 gutters every batch/2
 		// updates; insert until one more batch is emitted.
@@ -122,7 +122,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			e.insert(us[i%len(us) : i%len(us)+1])
 		}
 	}
-	requireNoError(b, p.Flush(ctx))
-	b.ReportMetric(float64(e.applied.Load()-start)/b.Elapsed().Seconds(), "batches/s")
+	requireNoError(b, e.flush(ctx, p))
+	b.ReportMetric(float64(e.applied()-start)/b.Elapsed().Seconds(), "batches/s")
 	_ = gutters.Batch{}
 }

@@ -245,17 +245,17 @@ func goldenFrames() map[string][]byte {
 	// A delta with an empty deterministic bucket, rows 0-2 of column 0
 	// and row 5 of the last column: both masks and a run of buckets.
 	sparse := make([]sketch.Bucket, p.BucketsPerVertex())
-	for _, i := range []int{1, 2, 3, 1 + (p.Columns-1)*p.Rows + 5} {
+	for _, i := range []int{1, 2, 3, 1 + (p.Columns()-1)*p.Rows() + 5} {
 		sparse[i] = delta[i]
 	}
 	dc := newDeltaCodec(p)
 	// One batch in each form, one whose ids all cancel, one sorted.
-	entries, payload := encodeBatches(p.Vertices,
+	entries, payload := encodeBatches(p.Vertices(),
 		batch{3, []uint32{1, 2, 5, 9}}, batch{4, []uint32{0, 1, 2, 3, 5, 6, 7, 8}},
 		batch{5, []uint32{7, 7}}, batch{6, []uint32{15, 1, 15, 2, 15}})
 	return map[string][]byte{
 		"hello.bin":   frameBytes(helloMsg, &hello{Name: "main", Nonce: nonce}, nil),
-		"params.bin":  frameBytes(paramsMsg, &params{Vertices: 16, Factor: 1, Seed: 3, Rows: p.Rows, Columns: p.Columns, MaxBatchUpdates: 8, MAC: nonce}, nil),
+		"params.bin":  frameBytes(paramsMsg, &params{Vertices: 16, Factor: 1, Seed: 3, Rows: p.Rows(), Columns: p.Columns(), MaxBatchUpdates: 8, MAC: nonce}, nil),
 		"ready.bin":   frameBytes(readyMsg, &ready{Threads: 2}, nil),
 		"batches.bin": frameBytes(batchesMsg, entries, payload),
 		"deltas.bin":  frameBytes(deltasMsg, []uint64{1, 2}, dc.append(dc.append(nil, 3, delta), 4, sparse)),

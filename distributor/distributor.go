@@ -137,7 +137,7 @@ func (d *distributor) run() {
 	fr := newFrameReader(conn, &d.st.bytesIn)
 	fw := newFrameWriter(conn, &d.st.bytesOut)
 	conn.SetDeadline(time.Now().Add(d.p.cfg.HandshakeTimeout))
-	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.e.BatchUpdates(), d.p.cfg.MaxFrameBytes)
+	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.gut.Config().BatchUpdates, d.p.cfg.MaxFrameBytes)
 	if err != nil {
 		var pe *PeerError
 		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion) ||
@@ -291,8 +291,8 @@ func (d *distributor) admit(b *pending) bool {
 func (d *distributor) writeBatches(fw *frameWriter) error {
 	p := d.p
 	credits := p.cfg.Credits
-	batches := p.e.Batches()
-	enc := newBatchEncoder(p.params.Vertices)
+	batches := p.gut.Batches()
+	enc := newBatchEncoder(p.params.Vertices())
 	var (
 		frame   []*pending
 		entries []batchEntry
@@ -475,7 +475,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				d.st.duplicates.Add(1)
 				continue
 			}
-			p.e.MergeDelta(v, delta)
+			if err := p.st.Merge(id, v, delta); err != nil {
+				p.refusedBy(err)
+			}
 			d.st.merged.Add(1)
 			p.done(b)
 			d.credit <- struct{}{}

@@ -17,12 +17,12 @@ import (
 )
 
 // newTestPool returns a Pool on e whose cleanup closes it.
-func newTestPool(t *testing.T, e Engine, cfg Config) *Pool {
+func newTestPool(t *testing.T, e *testPipe, cfg Config) *Pool {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t).With("side", "main")
 	}
-	p, err := NewPool(e, cfg)
+	p, err := NewPool(e.gut, e.st, cfg)
 	requireNoError(t, err)
 	t.Cleanup(func() { p.Close() })
 	return p
@@ -38,7 +38,7 @@ func waitWorkers(t *testing.T, p *Pool, n int) {
 func TestPoolOneWorker(t *testing.T) {
 	checkNoLeaks(t)
 	addr, w := startWorker(t, WorkerConfig{Threads: 2})
-	e := newTestEngine(t, 300, 40)
+	e := newTestPipe(t, 300, 40)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: 10})
 	p.Add("w1", addr)
@@ -50,8 +50,8 @@ func TestPoolOneWorker(t *testing.T) {
 	if st.RemoteBatches == 0 || len(st.Workers) != 1 || st.Workers[0].DeltasMerged != st.RemoteBatches {
 		t.Errorf("stats %+v: want remote batches from w1", st)
 	}
-	if st.LocalCutoffBatches == 0 || st.LocalCutoffBatches+st.RemoteBatches != e.applied.Load() {
-		t.Errorf("stats %+v: local %d + remote %d batches, engine applied %d", st, st.LocalCutoffBatches, st.RemoteBatches, e.applied.Load())
+	if st.LocalCutoffBatches == 0 || st.LocalCutoffBatches+st.RemoteBatches != e.applied() {
+		t.Errorf("stats %+v: local %d + remote %d batches, engine applied %d", st, st.LocalCutoffBatches, st.RemoteBatches, e.applied())
 	}
 	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
 		ws := w.Stats()
@@ -66,7 +66,7 @@ func TestPoolTwoWorkersShareWork(t *testing.T) {
 	checkNoLeaks(t)
 	a, _ := startWorker(t, WorkerConfig{Threads: 1})
 	b, _ := startWorker(t, WorkerConfig{Threads: 1})
-	e := newTestEngine(t, 500, 64)
+	e := newTestPipe(t, 500, 64)
 	defer e.close()
 	p := newTestPool(t, e, Config{Credits: 4, LocalCutoff: -1})
 	p.Add("a", a)
@@ -87,12 +87,12 @@ func TestPoolTwoWorkersShareWork(t *testing.T) {
 // TestPoolNoWorkers: with no worker the fallback keeps the stream moving.
 func TestPoolNoWorkers(t *testing.T) {
 	checkNoLeaks(t)
-	e := newTestEngine(t, 100, 16)
+	e := newTestPipe(t, 100, 16)
 	defer e.close()
 	p := newTestPool(t, e, Config{})
 	runStream(t, e, p, randomUpdates(3, 100, 5000), nil)
-	if st := p.Stats(); st.FallbackBatches+st.LocalCutoffBatches != e.applied.Load() || st.FallbackBatches == 0 {
-		t.Errorf("stats %+v, engine applied %d", st, e.applied.Load())
+	if st := p.Stats(); st.FallbackBatches+st.LocalCutoffBatches != e.applied() || st.FallbackBatches == 0 {
+		t.Errorf("stats %+v, engine applied %d", st, e.applied())
 	}
 }
 
@@ -156,7 +156,7 @@ func TestPoolConnectionCutMidBatch(t *testing.T) {
 		t.Run(fmt.Sprint("after=", after), func(t *testing.T) {
 			a, _ := startWorker(t, WorkerConfig{Threads: 1})
 			b, _ := startWorker(t, WorkerConfig{Threads: 1})
-			e := newTestEngine(t, 400, 50)
+			e := newTestPipe(t, 400, 50)
 			defer e.close()
 			p := newTestPool(t, e, Config{Credits: 16, LocalCutoff: -1})
 			p.Add("cut", cutProxy(t, a, after))
@@ -224,7 +224,7 @@ func answer(fr *frameReader, p sketch.Params) ([]uint64, []byte, error) {
 	delta := make([]sketch.Bucket, p.BucketsPerVertex())
 	dc := newDeltaCodec(p)
 	for _, e := range entries {
-		ids, err := decodeBatch(nil, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices)
+		ids, err := decodeBatch(nil, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices())
 		if err != nil {
 			return nil, nil, err
 		}
@@ -250,7 +250,7 @@ func TestPoolDropsDuplicateDeltas(t *testing.T) {
 			fw.write(deltasMsg, ids, deltas)
 		}
 	})
-	e := newTestEngine(t, 200, 30)
+	e := newTestPipe(t, 200, 30)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1})
 	p.Add("twice", addr)
@@ -304,7 +304,7 @@ func TestPoolDropsMisbehavingWorker(t *testing.T) {
 				}
 			})
 			good, _ := startWorker(t, WorkerConfig{Threads: 1})
-			e := newTestEngine(t, 300, 30)
+			e := newTestPipe(t, 300, 30)
 			defer e.close()
 			p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 4})
 			p.Add("bad", addr)
@@ -334,7 +334,7 @@ func silentWorker(t *testing.T) string {
 func TestPoolSilentWorker(t *testing.T) {
 	checkNoLeaks(t)
 	addr := silentWorker(t)
-	e := newTestEngine(t, 100, 20)
+	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 200 * time.Millisecond})
 	p.Add("silent", addr)
@@ -353,7 +353,7 @@ func TestPoolSilentWorker(t *testing.T) {
 func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
 	checkNoLeaks(t)
 	addr := silentWorker(t)
-	e := newTestEngine(t, 100, 20)
+	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	// Credits for every batch: the worker takes them all, and the
 	// gutters' flush does not wait for a spare buffer.
@@ -363,13 +363,13 @@ func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
 	e.insert(randomUpdates(8, 100, 500))
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	err := p.Flush(ctx)
+	err := e.flush(ctx, p)
 	if err == nil || !strings.Contains(err.Error(), "slowpoke ("+addr+") holds") || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Flush = %v, want an error naming slowpoke", err)
 	}
 	t.Log(err)
 	p.Remove("slowpoke", "test over")
-	requireNoError(t, p.Flush(t.Context()))
+	requireNoError(t, e.flush(t.Context(), p))
 }
 
 // TestPoolRefusesWrongKey: a worker with another cluster key is refused
@@ -377,7 +377,7 @@ func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
 func TestPoolRefusesWrongKey(t *testing.T) {
 	checkNoLeaks(t)
 	addr, w := startWorker(t, WorkerConfig{Key: bytes.Repeat([]byte{9}, 16)})
-	e := newTestEngine(t, 100, 20)
+	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{Key: bytes.Repeat([]byte{1}, 16)})
 	p.Add("intruder", addr)
@@ -423,7 +423,7 @@ func TestWorkerDropsGarbage(t *testing.T) {
 		}
 		return nil
 	})
-	e := newTestEngine(t, 100, 20)
+	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1})
 	p.Add("w", addr)
@@ -440,7 +440,7 @@ func TestPoolWorkerClose(t *testing.T) {
 	checkNoLeaks(t)
 	a, wa := startWorker(t, WorkerConfig{Threads: 1})
 	b, _ := startWorker(t, WorkerConfig{Threads: 1})
-	e := newTestEngine(t, 300, 30)
+	e := newTestPipe(t, 300, 30)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
 	p.Add("a", a)
@@ -461,7 +461,7 @@ func TestPoolWorkerClose(t *testing.T) {
 func TestPoolNegotiatesFrameSize(t *testing.T) {
 	checkNoLeaks(t)
 	addr, w := startWorker(t, WorkerConfig{Threads: 2, MaxFrameBytes: 64 << 10})
-	e := newTestEngine(t, 100, 1000)
+	e := newTestPipe(t, 100, 1000)
 	defer e.close()
 	p := newTestPool(t, e, Config{FrameBytes: 1 << 20, Credits: 128, LocalCutoff: -1})
 	p.Add("w1", addr)
@@ -482,7 +482,7 @@ func TestPoolNegotiatesFrameSize(t *testing.T) {
 func TestPoolFrameLimitUnmeetable(t *testing.T) {
 	checkNoLeaks(t)
 	addr, w := startWorker(t, WorkerConfig{Threads: 1, MaxFrameBytes: 1024})
-	e := newTestEngine(t, 100, 1000)
+	e := newTestPipe(t, 100, 1000)
 	defer e.close()
 	p := newTestPool(t, e, Config{})
 	p.Add("small", addr)
@@ -541,7 +541,7 @@ func holdingWorker(t *testing.T, pause time.Duration) string {
 func TestPoolLateBatch(t *testing.T) {
 	checkNoLeaks(t)
 	addr := holdingWorker(t, 0)
-	e := newTestEngine(t, 100, 20)
+	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 300 * time.Millisecond})
 	p.Add("holder", addr)
@@ -564,7 +564,7 @@ func TestPoolLateBatch(t *testing.T) {
 func TestPoolSlowWorkerKept(t *testing.T) {
 	checkNoLeaks(t)
 	addr := holdingWorker(t, 100*time.Millisecond) // 8 pieces: 800 ms a frame
-	e := newTestEngine(t, 100, 20)
+	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 500 * time.Millisecond})
 	p.Add("slow", addr)
@@ -628,7 +628,7 @@ func redialProxy(t *testing.T, target string, after int64) string {
 func TestPoolRedialsAfterCut(t *testing.T) {
 	checkNoLeaks(t)
 	addr, w := startWorker(t, WorkerConfig{Threads: 1})
-	e := newTestEngine(t, 200, 30)
+	e := newTestPipe(t, 200, 30)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
 	p.Add("w", redialProxy(t, addr, 20_000))

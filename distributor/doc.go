@@ -7,7 +7,7 @@
 //
 //   - Pool, on the main node, owns one work distributor per connected
 //     worker. Each distributor has one connection, one writer goroutine
-//     (takes batches from Engine.Batches or from the retry queue while it
+//     (takes batches from the gutters' Batches or from the retry queue while it
 //     has credits, coalesces them into frames) and one reader goroutine
 //     (merges deltas). The local delta workers of package ingest take from
 //     the same channel, so local and remote work balance by themselves.
@@ -121,7 +121,7 @@
 //     sketched, at FrameBytes, or FlushDelay after the first.
 //   - Credits: a distributor has at most Credits batches sent and not
 //     answered; it takes no batch from the engine without a credit. When
-//     every distributor is out of credits nobody takes from Engine.Batches,
+//     every distributor is out of credits nobody takes from Batches,
 //     the gutters' queue fills and the stream reader blocks: the
 //     back-pressure reaches the reader, and the main node holds at most
 //     Credits batches per worker.
@@ -135,7 +135,7 @@
 //     dialled again after 100 ms, then twice as long each time, up to
 //     RedialBackoff; not after a refusal, a stop or a goodbye. A query's
 //     flush has its own deadline (main-node --flush-timeout); when it
-//     passes, Pool.Flush names each worker that still holds batches.
+//     passes, Pool.Late names each worker that still holds batches.
 //   - Local cutoff: a batch of fewer than LocalCutoff updates is sketched on
 //     the main node, where that costs less than shipping it
 //     (BenchmarkLocalCutoff).
@@ -143,9 +143,11 @@
 // # Exactly once
 //
 // A delta XORed twice cancels itself, so every batch must be applied
-// exactly once. When a distributor takes a batch it copies the neighbours
-// into a pending batch with a new id (a counter of the Pool) and releases
-// the gutter buffer. From then on the pending batch is in exactly one
+// exactly once. The sketch store enforces it: every batch carries a store
+// ticket, and the store refuses a second Apply or Merge of one ticket
+// (package store). The Pool makes sure it never asks: when a distributor
+// takes a batch it copies the neighbours into a pending batch whose id is
+// the ticket and releases the gutter buffer. From then on the pending batch is in exactly one
 // place: the distributor's pending map (entered under its mutex before the
 // frame is written, unless the connection has already failed), the retry
 // queue, or a goroutine applying it on the main node.
@@ -161,9 +163,9 @@
 //     moved by fail to the retry queue (or, if that is full, applied on
 //     the main node). Other distributors, or the fallback goroutine when
 //     none is connected, take from the retry queue. Pool.Close applies what
-//     is left there. Engine.Flush waits until the count of applied batches
-//     reaches the count emitted, so a query starts only when every batch
-//     handed out before it has been merged.
+//     is left there. A flush waits (store.Store.Wait) until every ticket
+//     issued before it is retired, so a query starts only when every
+//     batch handed out before it has been merged.
 //
 // TestPoolConnectionCutMidBatch, TestPoolDropsDuplicateDeltas and the e2e
 // SIGKILL test compare the result with a single-machine run.
@@ -171,7 +173,7 @@
 // # Locks
 //
 // Lock order: Pool.mu before distributor.mu. Neither is held while calling
-// the engine (MergeDelta, ApplyBatch take the engine's per-vertex locks) or
+// the store (Merge, Apply take its ledger lock and per-vertex locks) or
 // the network, except that SetReadDeadline, which does not block, is
 // called under distributor.mu. workerStats.mu guards one string and is
 // taken under Pool.mu by Stats.

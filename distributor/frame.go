@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"time"
 )
 
 // messageType is the first byte of a frame.
@@ -41,6 +42,13 @@ func (t messageType) String() string {
 // so deltas of an earlier worker would not merge with this main node's
 // sketches.
 const protocolVersion = "sketchcc-batch/4"
+
+// DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
+const DefaultMaxFrameBytes = 64 << 20
+
+// DefaultFlushDelay is the default time a partly filled frame waits for
+// more batches or deltas before it is sent.
+const DefaultFlushDelay = time.Millisecond
 
 // prefixBytes is the frame prefix: type uint8, header length uint32,
 // payload length uint32, little-endian.

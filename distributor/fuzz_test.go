@@ -50,11 +50,11 @@ func decodeFrames(data []byte) (int, error) {
 		case batchesMsg:
 			if err = fr.dec.decode(h, &entries, maxFrameBatches); err == nil {
 				var total int
-				if total, err = checkBatches(entries, size, p.Vertices, 8, fr.maxPayload); err == nil {
+				if total, err = checkBatches(entries, size, p.Vertices(), 8, fr.maxPayload); err == nil {
 					if err = fr.payload(payload); err == nil {
 						ids := make([]uint32, 0, total)
 						for _, e := range entries {
-							if ids, err = decodeBatch(ids, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices); err != nil {
+							if ids, err = decodeBatch(ids, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices()); err != nil {
 								break
 							}
 							payload = payload[e.Bytes:]

@@ -1,11 +1,15 @@
 package distributor
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
+	"os"
 
+	"sketchcc/gutters"
 	"sketchcc/sketch"
 )
 
@@ -80,7 +84,7 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 		fw.write(errorMsg, &failure{Reason: "authentication failed: the worker's cluster key differs from the main node's"})
 		return res, fmt.Errorf("%w: the worker did not answer the challenge with the main node's cluster key", ErrAuth)
 	}
-	m := &params{Vertices: p.Vertices, Factor: p.Factor, Seed: p.Seed, Rows: p.Rows, Columns: p.Columns,
+	m := &params{Vertices: p.Vertices(), Factor: p.Factor(), Seed: p.Seed(), Rows: p.Rows(), Columns: p.Columns(),
 		MaxBatchUpdates: maxBatch, MaxFrameBytes: maxFrame, MAC: authMAC(key, "main", h.Nonce, mine)}
 	if _, err := fw.write(paramsMsg, m); err != nil {
 		return res, err
@@ -142,12 +146,12 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 		return workerTerms{}, fmt.Errorf("%w: the main node did not answer the challenge with the worker's cluster key", ErrAuth)
 	}
 	p, err := sketch.NewParams(m.Vertices, m.Factor, m.Seed)
-	if err == nil && (p.Rows != m.Rows || p.Columns != m.Columns) {
+	if err == nil && (p.Rows() != m.Rows || p.Columns() != m.Columns) {
 		err = fmt.Errorf("main node sketches have %d rows × %d columns, this build computes %d × %d",
-			m.Rows, m.Columns, p.Rows, p.Columns)
+			m.Rows, m.Columns, p.Rows(), p.Columns())
 	}
-	if err == nil && (m.MaxBatchUpdates < 1 || m.MaxBatchUpdates > maxBatchUpdates) {
-		err = fmt.Errorf("batches of up to %d updates, need [1, %d]", m.MaxBatchUpdates, maxBatchUpdates)
+	if err == nil && (m.MaxBatchUpdates < 1 || m.MaxBatchUpdates > gutters.MaxBatchUpdates) {
+		err = fmt.Errorf("batches of up to %d updates, need [1, %d]", m.MaxBatchUpdates, gutters.MaxBatchUpdates)
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrParams, err)
@@ -164,4 +168,52 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 		return workerTerms{}, err
 	}
 	return workerTerms{p: p, maxBatch: m.MaxBatchUpdates, maxFrameBytes: m.MaxFrameBytes}, nil
+}
+
+// checkKey accepts no key or one of 16, 24 or 32 bytes (memberlist's AES
+// key sizes: the same key encrypts the gossip).
+func checkKey(k []byte) error {
+	switch len(k) {
+	case 0, 16, 24, 32:
+		return nil
+	}
+	return fmt.Errorf("distributor: cluster key of %d bytes, need 16, 24 or 32", len(k))
+}
+
+// LoadKey reads the cluster key file at path (see ParseKey); the error
+// names the file.
+func LoadKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the cluster key: %w", err)
+	}
+	k, err := ParseKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// ParseKey reads a cluster key from the contents of a key file: base64
+// (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
+// bytes once surrounding white space is trimmed. Its error gives the
+// length that was wrong: the decoded length of base64 text, else the raw
+// length.
+func ParseKey(b []byte) ([]byte, error) {
+	s := bytes.TrimSpace(b)
+	k, err := base64.StdEncoding.DecodeString(string(s))
+	if err == nil && checkKey(k) == nil && len(k) > 0 {
+		return k, nil
+	}
+	if len(s) > 0 && checkKey(s) == nil {
+		return s, nil
+	}
+	const want = "want base64 of 16, 24 or 32 bytes (head -c 32 /dev/urandom | base64), or that many raw bytes"
+	switch {
+	case len(s) == 0:
+		return nil, fmt.Errorf("distributor: cluster key is empty: %s", want)
+	case err == nil:
+		return nil, fmt.Errorf("distributor: cluster key is base64 of %d bytes (%d characters): %s", len(k), len(s), want)
+	}
+	return nil, fmt.Errorf("distributor: cluster key of %d raw bytes, not base64: %s", len(s), want)
 }

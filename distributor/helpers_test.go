@@ -9,13 +9,12 @@ import (
 	"net"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"sketchcc/gutters"
 	"sketchcc/sketch"
+	"sketchcc/store"
 	"sketchcc/stream"
 )
 
@@ -70,84 +69,55 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// testEngine is a minimal main node over gutters and a sketch table, with
-// the same seam as ingest.Engine, whose table a test can compare with
-// one built directly: every batch applied exactly once gives the same
+// testPipe is the main node's side of a Pool in tests: gutters whose
+// batches carry tickets of a sketch store, which a test can compare with
+// a table built directly: every batch applied exactly once gives the same
 // buckets.
-type testEngine struct {
-	p       sketch.Params
-	table   *sketch.Table
-	gut     *gutters.Gutters
-	locks   []sync.Mutex
-	applied atomic.Uint64
-	merged  atomic.Uint64
-	local   atomic.Uint64
-	prog    chan struct{}
+type testPipe struct {
+	p   sketch.Params
+	gut *gutters.Gutters
+	st  *store.Store
 }
 
-func newTestEngine(t testing.TB, vertices uint32, batchUpdates int) *testEngine {
+func newTestPipe(t testing.TB, vertices uint32, batchUpdates int) *testPipe {
 	p, err := sketch.NewParams(vertices, 1, 42)
 	requireNoError(t, err)
-	g, err := gutters.New(gutters.Config{Vertices: vertices, BatchUpdates: batchUpdates, QueueBatches: 8})
+	st := store.New(p)
+	g, err := gutters.New(gutters.Config{Vertices: vertices, BatchUpdates: batchUpdates, QueueBatches: 8, Queue: st.Queue})
 	requireNoError(t, err)
-	return &testEngine{p: p, table: sketch.NewTable(p), gut: g, locks: make([]sync.Mutex, vertices),
-		prog: make(chan struct{}, 1)}
-}
-
-func (e *testEngine) Batches() <-chan gutters.Batch { return e.gut.Batches() }
-func (e *testEngine) Release(b gutters.Batch)       { e.gut.Release(b) }
-func (e *testEngine) Params() sketch.Params         { return e.p }
-func (e *testEngine) BatchUpdates() int             { return e.gut.Config().BatchUpdates }
-
-func (e *testEngine) MergeDelta(v uint32, delta []sketch.Bucket) {
-	e.locks[v].Lock()
-	sketch.Merge(e.table.Sketch(v), delta)
-	e.locks[v].Unlock()
-	e.merged.Add(1)
-	e.done()
-}
-
-func (e *testEngine) ApplyBatch(v uint32, neighbors []uint32) {
-	e.locks[v].Lock()
-	e.table.ApplyBatch(v, neighbors)
-	e.locks[v].Unlock()
-	e.local.Add(1)
-	e.done()
-}
-
-func (e *testEngine) done() {
-	e.applied.Add(1)
-	select {
-	case e.prog <- struct{}{}:
-	default:
-	}
-}
-
-func (e *testEngine) Flush(ctx context.Context) error {
-	e.gut.Flush()
-	target := e.gut.Stats().Batches
-	for e.applied.Load() < target {
-		select {
-		case <-e.prog:
-		case <-ctx.Done():
-			return fmt.Errorf("flush: %d of %d batches not applied: %w", target-e.applied.Load(), target, context.Cause(ctx))
-		}
-	}
-	if a := e.applied.Load(); a != target {
-		return fmt.Errorf("flush: %d batches applied, %d emitted", a, target)
-	}
-	return nil
+	return &testPipe{p: p, gut: g, st: st}
 }
 
 // insert feeds updates to the gutters from the caller's goroutine.
-func (e *testEngine) insert(us []stream.Update) { e.gut.InsertBatch(us) }
+func (e *testPipe) insert(us []stream.Update) { e.gut.InsertBatch(us) }
 
 // close closes the gutters (the batch queue).
-func (e *testEngine) close() { e.gut.Close() }
+func (e *testPipe) close() { e.gut.Close() }
+
+// applied returns the batches the store has applied or merged.
+func (e *testPipe) applied() uint64 { _, a := e.st.Counts(); return a }
+
+// flush emits every buffered update and waits until the store has applied
+// every batch; when ctx is done first, the error names whom the Pool waits
+// for (Pool.Late), as the main node's flush deadline does.
+func (e *testPipe) flush(ctx context.Context, p *Pool) error {
+	e.gut.Flush()
+	err := e.st.Wait(ctx)
+	if err == nil {
+		if q, a := e.st.Counts(); q != a {
+			return fmt.Errorf("flush: %d batches applied, %d queued", a, q)
+		}
+		return nil
+	}
+	if late := p.Late(); len(late) > 0 {
+		return fmt.Errorf("workers did not answer in time: %s: %w", strings.Join(late, "; "), err)
+	}
+	return err
+}
 
 // checkTable compares every vertex's sketch with the sketch of all
 // updates applied directly.
-func (e *testEngine) checkTable(t testing.TB, us []stream.Update) {
+func (e *testPipe) checkTable(t testing.TB, us []stream.Update) {
 	t.Helper()
 	want := sketch.NewTable(e.p)
 	for _, u := range us {
@@ -155,8 +125,8 @@ func (e *testEngine) checkTable(t testing.TB, us []stream.Update) {
 		want.ApplyBatch(u.Dst, []uint32{u.Src})
 	}
 	bad := 0
-	for v := range e.p.Vertices {
-		got, w := e.table.Sketch(v), want.Sketch(v)
+	for v := range e.p.Vertices() {
+		got, w := e.st.Table().Sketch(v), want.Sketch(v)
 		for i := range w {
 			if got[i] != w[i] {
 				bad++
@@ -168,7 +138,7 @@ func (e *testEngine) checkTable(t testing.TB, us []stream.Update) {
 		}
 	}
 	if bad > 0 {
-		t.Fatalf("%d of %d vertices' sketches differ from the directly computed ones", bad, e.p.Vertices)
+		t.Fatalf("%d of %d vertices' sketches differ from the directly computed ones", bad, e.p.Vertices())
 	}
 }
 
@@ -211,7 +181,7 @@ func startWorker(t testing.TB, cfg WorkerConfig) (string, *Worker) {
 
 // runStream inserts us into e in chunks while the pool works, flushes and
 // checks that every batch was applied exactly once.
-func runStream(t testing.TB, e *testEngine, p *Pool, us []stream.Update, during func(i int)) {
+func runStream(t testing.TB, e *testPipe, p *Pool, us []stream.Update, during func(i int)) {
 	t.Helper()
 	const chunk = 512
 	for i := 0; i < len(us); i += chunk {
@@ -222,7 +192,7 @@ func runStream(t testing.TB, e *testEngine, p *Pool, us []stream.Update, during 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	requireNoError(t, p.Flush(ctx))
+	requireNoError(t, e.flush(ctx, p))
 	e.checkTable(t, us)
 }
 

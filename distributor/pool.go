@@ -1,9 +1,7 @@
 package distributor
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,31 +14,8 @@ import (
 
 	"sketchcc/gutters"
 	"sketchcc/sketch"
+	"sketchcc/store"
 )
-
-// Engine is the main node's side of the seam that a Pool consumes:
-// *ingest.Engine implements it. For every batch received from Batches the
-// Pool calls Release once, and exactly one of MergeDelta or ApplyBatch for
-// its vertex. All methods but Flush are called concurrently.
-type Engine interface {
-	// Batches is the queue of full and flushed batches.
-	Batches() <-chan gutters.Batch
-	// Release returns a batch's buffer to the gutters.
-	Release(b gutters.Batch)
-	// MergeDelta XORs a delta computed by sketch.Params.Delta into v's
-	// sketch and counts one batch as applied.
-	MergeDelta(v uint32, delta []sketch.Bucket)
-	// ApplyBatch sketches a batch into v's sketch on the main node and
-	// counts one batch as applied.
-	ApplyBatch(v uint32, neighbors []uint32)
-	// Params returns the sketch parameters.
-	Params() sketch.Params
-	// BatchUpdates returns the largest batch, in neighbour ids.
-	BatchUpdates() int
-	// Flush emits the buffered updates and waits until every batch
-	// emitted so far is applied, or ctx is done.
-	Flush(ctx context.Context) error
-}
 
 // Config configures a Pool. A zero field takes its default.
 type Config struct {
@@ -52,7 +27,8 @@ type Config struct {
 	// Credits is the number of batches in flight to one worker: sent and
 	// not yet answered by a delta. It bounds the main node's memory per
 	// worker (Credits · batch bytes) and, with the gutters' queue, makes
-	// back-pressure reach the stream reader. Zero means 64.
+	// back-pressure reach the stream reader. At most MaxCredits; zero means
+	// DefaultCredits.
 	Credits int
 	// FrameBytes is the batch payload at which a frame is sent at once, in
 	// bytes. Zero means 512 KiB.
@@ -100,9 +76,15 @@ type Config struct {
 // (work_distributor.h), with MPI's higher per-message cost.
 const DefaultLocalCutoff = 32
 
+// DefaultCredits and MaxCredits bound Config.Credits.
+const (
+	DefaultCredits = 64
+	MaxCredits     = 1 << 16
+)
+
 func (c *Config) ensureDefaults() {
 	if c.Credits == 0 {
-		c.Credits = 64
+		c.Credits = DefaultCredits
 	}
 	if c.FrameBytes == 0 {
 		c.FrameBytes = 512 << 10
@@ -136,8 +118,8 @@ func (c *Config) ensureDefaults() {
 // Validate reports every problem with c at once.
 func (c Config) Validate() error {
 	var errs []error
-	if c.Credits < 0 || c.Credits > 1<<16 {
-		errs = append(errs, fmt.Errorf("distributor: %d credits, need [1, 65536]", c.Credits))
+	if c.Credits < 0 || c.Credits > MaxCredits {
+		errs = append(errs, fmt.Errorf("distributor: %d credits, need [1, %d]", c.Credits, MaxCredits))
 	}
 	if c.FrameBytes < 0 {
 		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))
@@ -154,11 +136,11 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// pending is a batch taken from the engine and not yet applied: its own
+// pending is a batch taken from the gutters and not yet applied: its own
 // copy of the neighbours, kept until its delta is merged so that it can be
-// sent again.
+// sent again. Its id is its store ticket.
 type pending struct {
-	id        uint64
+	id        store.Ticket
 	vertex    uint32
 	neighbors []uint32
 	// sent is when the frame carrying the batch on its current
@@ -175,23 +157,26 @@ const retryQueueBatches = 1 << 14
 // Pool is the main node's set of work distributors: one per connected
 // worker, each with one TCP connection, one writer and one reader
 // goroutine. Distributors and the local delta workers all take batches from
-// Engine.Batches, so work balances itself; when no worker is connected
+// the gutters' Batches, so work balances itself; when no worker is connected
 // the Pool sketches batches on the main node, so the stream always makes
 // progress.
 //
-// Add, Remove, Workers, WaitWorkers, Flush, Stats and Close are safe for
+// Every batch is applied, or its delta merged, through the store, which
+// refuses a second application (see package store).
+//
+// Add, Remove, Workers, WaitWorkers, Late, Stats and Close are safe for
 // concurrent use.
 type Pool struct {
 	cfg    Config
-	e      Engine
+	gut    *gutters.Gutters
+	st     *store.Store
 	params sketch.Params
 	per    int // buckets per delta
 	wg     sync.WaitGroup
 	quit   chan struct{} // closed by Close
 	closed atomic.Bool
 
-	retry  chan *pending
-	nextID atomic.Uint64
+	retry chan *pending
 	// abandoned is closed by Abandon: from then on every batch is
 	// sketched here.
 	abandoned   chan struct{}
@@ -219,20 +204,22 @@ type Pool struct {
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
 	left, failed          atomic.Uint64 // workers that left, and that the cluster declared dead
+	refused               atomic.Uint64 // applications the store refused (a bug; logged)
 }
 
-// NewPool returns a Pool feeding on e and starts its fallback goroutine,
-// which sketches batches on the main node while no worker is connected. It
-// returns the errors of cfg.Validate.
-func NewPool(e Engine, cfg Config) (*Pool, error) {
+// NewPool returns a Pool that takes batches from g, whose tickets st
+// issued (gutters.Config.Queue), and applies them through st; it starts
+// its fallback goroutine, which sketches batches on the main node while
+// no worker is connected. It returns the errors of cfg.Validate.
+func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 	cfg.ensureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Pool{cfg: cfg, e: e, params: e.Params(), quit: make(chan struct{}),
+	p := &Pool{cfg: cfg, gut: g, st: st, params: st.Params(), quit: make(chan struct{}),
 		retry: make(chan *pending, retryQueueBatches), abandoned: make(chan struct{})}
 	p.per = p.params.BucketsPerVertex()
-	batch := e.BatchUpdates()
+	batch := g.Config().BatchUpdates
 	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
@@ -431,14 +418,11 @@ func (p *Pool) lastErrors() string {
 	return "; seen: " + strings.Join(seen, "; ")
 }
 
-// Flush calls the engine's Flush: every batch emitted so far is applied
-// when it returns nil. When ctx is done first, the error names each
-// worker that still holds batches, and how many.
-func (p *Pool) Flush(ctx context.Context) error {
-	err := p.e.Flush(ctx)
-	if err == nil {
-		return nil
-	}
+// Late names, one string each, the workers that hold batches sent and not
+// yet answered, with how many, and the batches waiting to be sent again:
+// whom a flush that ran out of time waits for. It is empty when the Pool
+// holds no batch.
+func (p *Pool) Late() []string {
 	var late []string
 	p.mu.Lock()
 	for _, d := range p.mu.dists {
@@ -451,10 +435,7 @@ func (p *Pool) Flush(ctx context.Context) error {
 	if n := len(p.retry); n > 0 {
 		late = append(late, fmt.Sprintf("%d batches wait to be sent again", n))
 	}
-	if len(late) == 0 {
-		return err
-	}
-	return fmt.Errorf("distributor: workers did not answer in time: %s: %w", strings.Join(late, "; "), err)
+	return late
 }
 
 // Close tells every worker to stop, closes the connections and waits for
@@ -523,14 +504,14 @@ func (p *Pool) isAbandoned() bool {
 // releases b.
 func (p *Pool) take(b gutters.Batch) *pending {
 	if len(b.Neighbors) < p.cfg.LocalCutoff {
-		p.e.ApplyBatch(b.Vertex, b.Neighbors)
-		p.e.Release(b)
+		p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
+		p.gut.Release(b)
 		p.localCutoff.Add(1)
 		return nil
 	}
 	buf := p.buffers.Get().(*[]uint32)
-	pb := &pending{id: p.nextID.Add(1), vertex: b.Vertex, neighbors: append((*buf)[:0], b.Neighbors...)}
-	p.e.Release(b)
+	pb := &pending{id: b.Ticket, vertex: b.Vertex, neighbors: append((*buf)[:0], b.Neighbors...)}
+	p.gut.Release(b)
 	return pb
 }
 
@@ -541,9 +522,23 @@ func (p *Pool) done(b *pending) {
 	p.buffers.Put(&s)
 }
 
+// applyBatch sketches batch t on the main node, through the store.
+func (p *Pool) applyBatch(t store.Ticket, v uint32, neighbors []uint32) {
+	if err := p.st.Apply(t, v, neighbors); err != nil {
+		p.refusedBy(err)
+	}
+}
+
+// refusedBy logs an application the store refused: a bug of the Pool,
+// which the store also reports to the next flush.
+func (p *Pool) refusedBy(err error) {
+	p.refused.Add(1)
+	p.cfg.Logger.Error("the sketch store refused a batch", "err", err)
+}
+
 // applyLocal sketches a pending batch on the main node.
 func (p *Pool) applyLocal(b *pending) {
-	p.e.ApplyBatch(b.vertex, b.neighbors)
+	p.applyBatch(b.id, b.vertex, b.neighbors)
 	p.fallback.Add(1)
 	p.done(b)
 }
@@ -563,7 +558,7 @@ func (p *Pool) requeue(bs []*pending) {
 // runFallback sketches batches on the main node while no worker is
 // connected. It runs in its own goroutine until Close.
 func (p *Pool) runFallback() {
-	batches := p.e.Batches()
+	batches := p.gut.Batches()
 	for {
 		p.mu.Lock()
 		active, changed := p.mu.active, p.mu.changed
@@ -585,8 +580,8 @@ func (p *Pool) runFallback() {
 				batches = nil
 				continue
 			}
-			p.e.ApplyBatch(b.Vertex, b.Neighbors)
-			p.e.Release(b)
+			p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
+			p.gut.Release(b)
 			p.fallback.Add(1)
 		case <-changed:
 		case <-p.quit:
@@ -683,28 +678,4 @@ func (p *Pool) apply(ev MemberEvent) {
 			log.Info(msg+"; a newer process of it is connected", "node", ev.Node)
 		}
 	}
-}
-
-// ParseKey reads a cluster key from the contents of a key file: base64
-// (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
-// bytes once surrounding white space is trimmed. Its error gives the
-// length that was wrong: the decoded length of base64 text, else the raw
-// length.
-func ParseKey(b []byte) ([]byte, error) {
-	s := bytes.TrimSpace(b)
-	k, err := base64.StdEncoding.DecodeString(string(s))
-	if err == nil && checkKey(k) == nil && len(k) > 0 {
-		return k, nil
-	}
-	if len(s) > 0 && checkKey(s) == nil {
-		return s, nil
-	}
-	const want = "want base64 of 16, 24 or 32 bytes (head -c 32 /dev/urandom | base64), or that many raw bytes"
-	switch {
-	case len(s) == 0:
-		return nil, fmt.Errorf("distributor: cluster key is empty: %s", want)
-	case err == nil:
-		return nil, fmt.Errorf("distributor: cluster key is base64 of %d bytes (%d characters): %s", len(k), len(s), want)
-	}
-	return nil, fmt.Errorf("distributor: cluster key of %d raw bytes, not base64: %s", len(s), want)
 }

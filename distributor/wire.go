@@ -306,7 +306,7 @@ type deltaCodec struct {
 }
 
 func newDeltaCodec(p sketch.Params) *deltaCodec {
-	return &deltaCodec{vertices: p.Vertices, rows: p.Rows, columns: p.Columns, masks: make([]uint64, p.Columns)}
+	return &deltaCodec{vertices: p.Vertices(), rows: p.Rows(), columns: p.Columns(), masks: make([]uint64, p.Columns())}
 }
 
 // minBytes and maxBytes bound the encoding of one delta.

@@ -220,7 +220,7 @@ func TestDeltaCodec_Failure(t *testing.T) {
 	p, _ := sketch.NewParams(16, 1, 3) // 8 rows
 	dc := newDeltaCodec(p)
 	got := make([]sketch.Bucket, p.BucketsPerVertex())
-	cols := make([]byte, p.Columns)
+	cols := make([]byte, p.Columns())
 	f := func(name string, b []byte, wantText string) {
 		t.Helper()
 		_, _, err := dc.decode(got, b)

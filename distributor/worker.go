@@ -15,16 +15,13 @@ import (
 	"sketchcc/sketch"
 )
 
-// maxBatchUpdates bounds the neighbour ids of one batch, as gutters does.
-const maxBatchUpdates = 1 << 24
-
 // WorkerConfig configures a Worker. A zero field takes its default.
 type WorkerConfig struct {
 	// Name is the worker's name in the handshake and in the main node's
 	// logs. Empty means the listener's address.
 	Name string
 	// Threads is the number of goroutines computing deltas for each
-	// connection. Zero means runtime.GOMAXPROCS(0).
+	// connection, at most MaxThreads. Zero means runtime.GOMAXPROCS(0).
 	Threads int
 	// Key is the cluster key that the handshake authenticates with (an
 	// HMAC challenge in both directions). Nil means no key: only a main
@@ -52,11 +49,8 @@ type WorkerConfig struct {
 	Logger *slog.Logger
 }
 
-// DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
-const DefaultMaxFrameBytes = 64 << 20
-
-// DefaultFlushDelay is the default time a partly filled frame waits.
-const DefaultFlushDelay = time.Millisecond
+// MaxThreads bounds WorkerConfig.Threads.
+const MaxThreads = 4096
 
 func (c *WorkerConfig) ensureDefaults() {
 	if c.Threads == 0 {
@@ -88,8 +82,8 @@ func (c *WorkerConfig) ensureDefaults() {
 // Validate reports every problem with c at once.
 func (c WorkerConfig) Validate() error {
 	var errs []error
-	if c.Threads < 0 || c.Threads > 4096 {
-		errs = append(errs, fmt.Errorf("distributor: %d threads, need [1, 4096]", c.Threads))
+	if c.Threads < 0 || c.Threads > MaxThreads {
+		errs = append(errs, fmt.Errorf("distributor: %d threads, need [1, %d]", c.Threads, MaxThreads))
 	}
 	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
@@ -104,16 +98,6 @@ func (c WorkerConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-// checkKey accepts no key or one of 16, 24 or 32 bytes (memberlist's AES
-// key sizes: the same key encrypts the gossip).
-func checkKey(k []byte) error {
-	switch len(k) {
-	case 0, 16, 24, 32:
-		return nil
-	}
-	return fmt.Errorf("distributor: cluster key of %d bytes, need 16, 24 or 32", len(k))
 }
 
 // ServeStats counts what a Worker has done. Fields are totals since
@@ -337,7 +321,7 @@ func (w *Worker) serveConn(c net.Conn) {
 		return
 	}
 	c.SetDeadline(time.Time{})
-	log.Info("main node connected", "vertices", p.Vertices, "threads", w.cfg.Threads,
+	log.Info("main node connected", "vertices", p.Vertices(), "threads", w.cfg.Threads,
 		"frame_bytes", min(w.cfg.FrameBytes, terms.maxFrameBytes))
 	fr.maxHeader = maxHeaderBytes
 	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatchBytes(maxBatch))
@@ -435,7 +419,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
 		}
-		total, err := checkBatches(entries, n, p.Vertices, maxBatch, fr.maxPayload)
+		total, err := checkBatches(entries, n, p.Vertices(), maxBatch, fr.maxPayload)
 		if err != nil {
 			return &ProtocolError{Worker: "main node", Err: err}
 		}
@@ -453,7 +437,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		f.ids = f.ids[:0]
 		raw := f.raw
 		for _, e := range entries {
-			if f.ids, err = decodeBatch(f.ids, raw[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices); err != nil {
+			if f.ids, err = decodeBatch(f.ids, raw[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices()); err != nil {
 				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("batch %d: %w", e.ID, err)}
 			}
 			raw = raw[e.Bytes:]

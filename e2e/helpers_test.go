@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"sketchcc/internal/replay"
+	"sketchcc/internal/offline/replay"
 	"sketchcc/stream"
 )
 

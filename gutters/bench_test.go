@@ -41,7 +41,7 @@ func BenchmarkInsert(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				g.Insert(edges[i&(len(edges)-1)])
+				g.insert(edges[i&(len(edges)-1)])
 				i++
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")

@@ -42,7 +42,7 @@ func TestFlushLocalKeepsEveryPair(t *testing.T) {
 			if b >= a {
 				b++
 			}
-			g.Insert(stream.Edge{Src: a, Dst: b})
+			g.insert(stream.Edge{Src: a, Dst: b})
 			want[[2]uint32{a, b}]++
 			want[[2]uint32{b, a}]++
 		}

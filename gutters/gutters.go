@@ -22,30 +22,37 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 
 	"sketchcc/internal/hugepage"
 	"sketchcc/stream"
 )
 
+// Defaults and bounds of Config's fields.
+const (
+	DefaultBatchUpdates = 1024
+	MaxBatchUpdates     = 1 << 24
+	DefaultQueueBatches = 16
+	MaxQueueBatches     = 1 << 20
+)
+
 // Config configures Gutters. A zero field takes its default.
 type Config struct {
-	// Vertices is the number of vertices; ids are in [0, Vertices).
+	// Vertices is the number of vertices, in [2, 2^31); ids are in
+	// [0, Vertices).
 	Vertices uint32
 	// BatchUpdates is the number of neighbour ids a gutter holds before it
-	// becomes a batch. Zero means 1024. The ingestion pipeline sizes it
-	// from the sketch: batch factor · sketch bytes per vertex / 4
-	// (DESIGN.md §3).
+	// becomes a batch, at most MaxBatchUpdates. Zero means
+	// DefaultBatchUpdates. The ingestion pipeline sizes it from the
+	// sketch: batch factor · sketch bytes per vertex / 4 (DESIGN.md §3).
 	BatchUpdates int
 	// QueueBatches is the number of spare buffers: full batches queued or
-	// being sketched before Insert blocks. Zero means 16.
+	// being sketched before Insert blocks, at most MaxQueueBatches. Zero
+	// means DefaultQueueBatches.
 	QueueBatches int
-}
-
-// DefaultConfig returns a Config with every default filled in, for
-// vertices vertices.
-func DefaultConfig(vertices uint32) Config {
-	return Config{Vertices: vertices, BatchUpdates: 1024, QueueBatches: 16}
+	// Queue, when set, is called with a batch's vertex as the batch is
+	// queued, on the goroutine inserting or flushing; its result travels
+	// in Batch.Ticket (the sketch store's ledger, store.Store.Queue).
+	Queue func(vertex uint32) uint64
 }
 
 // Validate reports every problem with c at once.
@@ -54,10 +61,10 @@ func (c Config) Validate() error {
 	if c.Vertices < 2 {
 		errs = append(errs, fmt.Errorf("gutters: Vertices = %d, need at least 2", c.Vertices))
 	}
-	if c.BatchUpdates < 0 || c.BatchUpdates > 1<<24 {
+	if c.BatchUpdates < 0 || c.BatchUpdates > MaxBatchUpdates {
 		errs = append(errs, fmt.Errorf("gutters: BatchUpdates = %d, need [1, 2^24]", c.BatchUpdates))
 	}
-	if c.QueueBatches < 0 || c.QueueBatches > 1<<20 {
+	if c.QueueBatches < 0 || c.QueueBatches > MaxQueueBatches {
 		errs = append(errs, fmt.Errorf("gutters: QueueBatches = %d, need [1, 2^20]", c.QueueBatches))
 	}
 	if c.Vertices >= 1<<31 {
@@ -77,11 +84,23 @@ func (c Config) withDefaults() Config {
 
 func (c *Config) ensureDefaults() {
 	if c.BatchUpdates == 0 {
-		c.BatchUpdates = 1024
+		c.BatchUpdates = DefaultBatchUpdates
 	}
 	if c.QueueBatches == 0 {
-		c.QueueBatches = 16
+		c.QueueBatches = DefaultQueueBatches
 	}
+}
+
+// Bytes returns the memory of the gutters' slab for c, with defaults
+// filled in: (Vertices + QueueBatches) · BatchUpdates ids of 4 bytes.
+func (c Config) Bytes() int64 {
+	c.ensureDefaults()
+	return int64(c.slabIDs()) * 4
+}
+
+// slabIDs is the length of the slab: a buffer per vertex and per spare.
+func (c Config) slabIDs() int {
+	return (int(c.Vertices) + c.QueueBatches) * c.BatchUpdates
 }
 
 // ErrClosed is returned by operations on closed Gutters.
@@ -95,7 +114,9 @@ type Batch struct {
 	// Neighbors holds between 1 and BatchUpdates neighbour ids, each
 	// != Vertex. It aliases the gutter slab and is valid until Release.
 	Neighbors []uint32
-	slot      int32
+	// Ticket is what Config.Queue returned for this batch, or 0.
+	Ticket uint64
+	slot   int32
 }
 
 // Stats counts what Gutters has done.
@@ -109,8 +130,6 @@ type Stats struct {
 	FlushedBatches uint64
 	// LocalBatches is the number of gutters FlushLocal applied itself.
 	LocalBatches uint64
-	// DrainedRuns is the number of gutters copied out by Drain.
-	DrainedRuns uint64
 }
 
 // Gutters is the set of per-vertex gutters.
@@ -124,11 +143,7 @@ type Gutters struct {
 	queue   chan Batch
 	stats   Stats
 	closed  bool
-	hold    <-chan struct{} // while open, emitting waits for it to close
-
-	staged     []stream.Update // updates not yet in the gutters (nil: no staging)
-	pairs      [][2]uint32     // staged (vertex, neighbour) pairs, grouped by vertex range
-	stageShift uint            // vertex >> stageShift is its range, < stageBuckets
+	stage   *stage // updates not yet in the gutters; nil below stageMinVertices
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -140,7 +155,7 @@ func New(cfg Config) (*Gutters, error) {
 	n := int(cfg.Vertices)
 	g := &Gutters{
 		cfg:    cfg,
-		slab:   make([]uint32, (n+cfg.QueueBatches)*cfg.BatchUpdates),
+		slab:   make([]uint32, cfg.slabIDs()),
 		tails:  make([]tail, n),
 		listed: make([]bool, n),
 		// free holds every spare, so Release never blocks.
@@ -153,9 +168,7 @@ func New(cfg Config) (*Gutters, error) {
 		g.tails[v].slot = int32(v)
 	}
 	if cfg.Vertices >= stageMinVertices {
-		g.staged = make([]stream.Update, 0, stageUpdates)
-		g.pairs = make([][2]uint32, 2*stageUpdates)
-		g.stageShift = uint(max(0, bits.Len32(cfg.Vertices-1)-8))
+		g.stage = newStage(cfg.Vertices)
 	}
 	for i := range cfg.QueueBatches {
 		g.free <- int32(n + i)
@@ -169,23 +182,26 @@ func (g *Gutters) Config() Config { return g.cfg }
 // Batches returns the queue of batches. It is closed by Close.
 func (g *Gutters) Batches() <-chan Batch { return g.queue }
 
-// Insert puts the update {e.Src, e.Dst} into both endpoints' gutters. Ids
-// must be < Vertices and distinct (the stream readers check). It blocks
-// while QueueBatches batches are queued or unreleased. It allocates nothing.
-func (g *Gutters) Insert(e stream.Edge) {
+// insert puts the update {e.Src, e.Dst} into both endpoints' gutters, one
+// update at a time and without staging: the reference InsertBatch is
+// tested against.
+func (g *Gutters) insert(e stream.Edge) {
 	g.add(e.Src, e.Dst)
 	g.add(e.Dst, e.Src)
 	g.stats.Updates++
 }
 
-// InsertBatch inserts every update of us, as Insert does. With many
+// InsertBatch puts every update {u.Src, u.Dst} of us into both endpoints'
+// gutters. Ids must be < Vertices and distinct (the stream readers check).
+// It blocks while QueueBatches batches are queued or unreleased, and
+// allocates nothing. With many
 // vertices (see stageMinVertices) it first collects updates in a staging
 // buffer and inserts them in runs grouped by vertex range, so that the
 // appends of one run share cache lines; the staged updates reach the
-// gutters before any Flush, FlushLocal, Drain or Buffered.
+// gutters before any Flush or FlushLocal.
 func (g *Gutters) InsertBatch(us []stream.Update) {
 	g.stats.Updates += uint64(len(us))
-	if g.staged == nil {
+	if g.stage == nil {
 		slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
 		for i := range us {
 			s, d := us[i].Src, us[i].Dst
@@ -199,55 +215,21 @@ func (g *Gutters) InsertBatch(us []stream.Update) {
 		return
 	}
 	for len(us) > 0 {
-		k := copy(g.staged[len(g.staged):cap(g.staged)], us)
-		g.staged = g.staged[:len(g.staged)+k]
-		us = us[k:]
-		if len(g.staged) == cap(g.staged) {
+		var full bool
+		us, full = g.stage.add(us)
+		if full {
 			g.insertStaged()
 		}
 	}
 }
 
-// stageMinVertices is the vertex count from which InsertBatch stages: below
-// it the gutters' tails fit in the caches and staging only adds copies.
-// stageUpdates is the staging buffer, in updates (12 MiB, plus 16 MiB of
-// sorted pairs): with 2^17 vertices a vertex gets about 16 appends per
-// staged run, so an append mostly hits a line the previous one brought in.
-// stageBuckets is the number of vertex ranges the pairs are grouped by.
-const (
-	stageMinVertices = 1 << 16
-	stageUpdates     = 1 << 20
-	stageBuckets     = 256
-)
-
-// insertStaged groups the staged updates' (vertex, neighbour) pairs by
-// vertex range with a counting sort and appends them range by range.
+// insertStaged appends the staged updates' pairs, grouped by vertex range.
 func (g *Gutters) insertStaged() {
-	if len(g.staged) == 0 {
+	if g.stage == nil {
 		return
 	}
-	var pos [stageBuckets + 1]int
-	shift := g.stageShift
-	for i := range g.staged {
-		pos[g.staged[i].Src>>shift+1]++
-		pos[g.staged[i].Dst>>shift+1]++
-	}
-	for b := 1; b <= stageBuckets; b++ {
-		pos[b] += pos[b-1]
-	}
-	pairs := g.pairs[:2*len(g.staged)]
-	for i := range g.staged {
-		s, d := g.staged[i].Src, g.staged[i].Dst
-		p := &pos[s>>shift]
-		pairs[*p] = [2]uint32{s, d}
-		*p++
-		p = &pos[d>>shift]
-		pairs[*p] = [2]uint32{d, s}
-		*p++
-	}
-	g.staged = g.staged[:0]
 	slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
-	for _, pr := range pairs {
+	for _, pr := range g.stage.take() {
 		if appendID(slab, tails, per, pr[0], pr[1]) {
 			g.edgeOfGutter(pr[0])
 		}
@@ -298,16 +280,7 @@ func (g *Gutters) edgeOfGutter(v uint32) {
 
 // emit hands v's buffer to the queue and gives v a spare one.
 func (g *Gutters) emit(v uint32) {
-	g.waitHold()
 	g.handOver(v, <-g.free)
-}
-
-// waitHold waits while a query reads the sketches: no batch may reach them.
-func (g *Gutters) waitHold() {
-	if g.hold != nil {
-		<-g.hold
-		g.hold = nil
-	}
 }
 
 // handOver queues v's buffer as a batch and gives v the empty buffer spare.
@@ -315,7 +288,11 @@ func (g *Gutters) handOver(v uint32, spare int32) {
 	t := g.tails[v]
 	g.tails[v] = tail{slot: spare}
 	g.stats.Batches++
-	g.queue <- Batch{Vertex: v, Neighbors: g.buffer(t.slot)[:t.fill], slot: t.slot}
+	var ticket uint64
+	if g.cfg.Queue != nil {
+		ticket = g.cfg.Queue(v)
+	}
+	g.queue <- Batch{Vertex: v, Neighbors: g.buffer(t.slot)[:t.fill], Ticket: ticket, slot: t.slot}
 }
 
 // buffer returns buffer slot of the slab, BatchUpdates ids long.
@@ -327,26 +304,23 @@ func (g *Gutters) buffer(slot int32) []uint32 {
 // Flush emits every non-empty gutter as a batch. It blocks as Insert does,
 // so a consumer must be draining Batches. The caller learns that the
 // batches have been applied from its consumer, not from Flush.
-func (g *Gutters) Flush() {
-	g.insertStaged()
-	for _, v := range g.nonEmpt {
-		g.listed[v] = false
-		if g.tails[v].fill > 0 {
-			g.emit(v)
-			g.stats.FlushedBatches++
-		}
-	}
-	g.nonEmpt = g.nonEmpt[:0]
-}
+func (g *Gutters) Flush() { g.flush(nil) }
 
 // FlushLocal is Flush for a caller that can sketch batches itself: while a
 // spare buffer is free it emits as Flush does, and when none is, instead of
 // blocking, it calls apply with the gutter's vertex and neighbour ids (valid
 // only during the call) and empties the gutter. A query's flush then keeps
 // every core busy: the consumers drain the queue while the flushing
-// goroutine sketches the rest. Batches passed to apply are not counted in
+// goroutine sketches the rest. Batches passed to apply are not queued:
+// Config.Queue is not called for them, nor are they counted in
 // Stats().Batches.
-func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
+func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) { g.flush(apply) }
+
+// flush takes every non-empty gutter, after the staged updates: it hands
+// the gutter over as a batch, waiting for a spare buffer, or, when local
+// is set and no spare is free, passes it to local and empties it in place.
+// It is the one walk over the non-empty gutters.
+func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32)) {
 	g.insertStaged()
 	for _, v := range g.nonEmpt {
 		g.listed[v] = false
@@ -354,13 +328,17 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 		if n == 0 {
 			continue
 		}
-		g.waitHold()
+		if local == nil {
+			g.emit(v)
+			g.stats.FlushedBatches++
+			continue
+		}
 		select {
 		case spare := <-g.free:
 			g.handOver(v, spare)
 			g.stats.FlushedBatches++
 		default:
-			apply(v, g.buffer(g.tails[v].slot)[:n:n])
+			local(v, g.buffer(g.tails[v].slot)[:n:n])
 			g.tails[v].fill = 0
 			g.stats.LocalBatches++
 		}
@@ -368,48 +346,15 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) {
 	g.nonEmpt = g.nonEmpt[:0]
 }
 
-// Run names the ids of one vertex's gutter copied out by Drain:
-// ids[Off:Off+Len] of the slice Drain returned.
-type Run struct {
-	Vertex   uint32
-	Off, Len uint32
-}
-
-// Drain appends the contents of every non-empty gutter to ids, one Run per
-// gutter to runs, and empties the gutters; it returns the extended slices.
-// Nothing is emitted, so Drain never blocks: it lets a query take the
-// buffered updates while the reader goes on filling the emptied gutters.
-// The drained ids are not counted in Stats().Batches.
-func (g *Gutters) Drain(ids []uint32, runs []Run) ([]uint32, []Run) {
-	g.insertStaged()
-	for _, v := range g.nonEmpt {
-		g.listed[v] = false
-		n := g.tails[v].fill
-		if n == 0 {
-			continue
-		}
-		runs = append(runs, Run{Vertex: v, Off: uint32(len(ids)), Len: n})
-		ids = append(ids, g.buffer(g.tails[v].slot)[:n]...)
-		g.tails[v].fill = 0
-		g.stats.DrainedRuns++
-	}
-	g.nonEmpt = g.nonEmpt[:0]
-	return ids, runs
-}
-
-// Hold makes the next emission of a batch (a gutter filling up, or a
-// flush) wait until release is closed: while a query reads the sketches,
-// updates after the query's point stay in the gutters. Insert then blocks
-// only if a gutter fills before release.
-func (g *Gutters) Hold(release <-chan struct{}) { g.hold = release }
-
-// Buffered returns the number of neighbour ids held in gutters (twice the
-// updates not yet emitted).
+// Buffered returns the number of neighbour ids held in gutters and in the
+// staging buffer (twice the updates not yet emitted). It changes nothing.
 func (g *Gutters) Buffered() uint64 {
-	g.insertStaged()
 	var n uint64
 	for _, v := range g.nonEmpt {
 		n += uint64(g.tails[v].fill)
+	}
+	if g.stage != nil {
+		n += 2 * uint64(len(g.stage.updates))
 	}
 	return n
 }

@@ -24,7 +24,7 @@ func TestInsert_Success(t *testing.T) {
 		t.Helper()
 		g := newGutters(t, Config{Vertices: 4, BatchUpdates: b, QueueBatches: 64})
 		for _, e := range edges {
-			g.Insert(e)
+			g.insert(e)
 		}
 		take := func() []Batch {
 			var out []Batch
@@ -111,7 +111,7 @@ func TestInsertBatch(t *testing.T) {
 	}
 	one := run(func(g *Gutters) {
 		for _, u := range us {
-			g.Insert(u.Edge)
+			g.insert(u.Edge)
 		}
 	})
 	batch := run(func(g *Gutters) {
@@ -161,7 +161,7 @@ func TestPairsOut(t *testing.T) {
 				if d >= s {
 					d++
 				}
-				g.Insert(edge(s, d))
+				g.insert(edge(s, d))
 				want[pair{s, d}]++
 				want[pair{d, s}]++
 				if i == cfg.updates/2 {
@@ -226,7 +226,7 @@ func TestBackPressure(t *testing.T) {
 			// Each insert of (0,1) adds one id to gutter 0 and one to
 			// gutter 1; every second insert emits two batches.
 			for i := range done {
-				g.Insert(edge(0, 1))
+				g.insert(edge(0, 1))
 				mu.Lock()
 				done[i] = true
 				mu.Unlock()
@@ -274,7 +274,7 @@ func TestFlush_BlocksWithoutConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGutters(t, Config{Vertices: 8, BatchUpdates: 100, QueueBatches: 2})
 		for v := uint32(1); v < 8; v++ {
-			g.Insert(edge(0, v)) // 8 non-empty gutters
+			g.insert(edge(0, v)) // 8 non-empty gutters
 		}
 		flushed := make(chan struct{})
 		go func() { g.Flush(); close(flushed) }()
@@ -321,11 +321,11 @@ func TestInsert_Allocs(t *testing.T) {
 	// Warm up: every gutter has been non-empty once, so the list of
 	// non-empty gutters has reached its capacity.
 	for v := uint32(1); v < vertices; v++ {
-		g.Insert(edge(0, v))
+		g.insert(edge(0, v))
 	}
 	i := 0
 	allocs := testing.AllocsPerRun(10000, func() {
-		g.Insert(edges[i%len(edges)])
+		g.insert(edges[i%len(edges)])
 		i++
 	})
 	if allocs != 0 {
@@ -341,8 +341,8 @@ func TestInsert_Allocs(t *testing.T) {
 }
 
 func TestConfig_Validate(t *testing.T) {
-	if err := DefaultConfig(10).Validate(); err != nil {
-		t.Errorf("DefaultConfig: %v", err)
+	if err := (Config{Vertices: 10, BatchUpdates: DefaultBatchUpdates, QueueBatches: DefaultQueueBatches}).Validate(); err != nil {
+		t.Errorf("the defaults: %v", err)
 	}
 	if err := (Config{Vertices: 2}).Validate(); err != nil {
 		t.Errorf("zero fields mean defaults: %v", err)
@@ -378,8 +378,8 @@ func TestConfig_Validate(t *testing.T) {
 
 func TestClose(t *testing.T) {
 	g := newGutters(t, Config{Vertices: 4, BatchUpdates: 2})
-	g.Insert(edge(0, 1))
-	g.Insert(edge(0, 2)) // vertex 0's batch is queued
+	g.insert(edge(0, 1))
+	g.insert(edge(0, 2)) // vertex 0's batch is queued
 	requireNoError(t, g.Close())
 	if err := g.Close(); !errors.Is(err, ErrClosed) {
 		t.Errorf("second Close = %v, want ErrClosed", err)

@@ -18,7 +18,7 @@ func TestStagedInsertKeepsEveryPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.staged == nil {
+	if g.stage == nil {
 		t.Fatal("staging is off at the threshold")
 	}
 	type digest struct{ count, sum, mix uint64 }
@@ -64,8 +64,8 @@ func TestStagedInsertKeepsEveryPair(t *testing.T) {
 			}
 		}
 		g.Flush() // must take in the partly filled staging buffer
-		if g.Buffered() != 0 || len(g.staged) != 0 {
-			t.Fatalf("round %d: %d ids buffered, %d updates staged after Flush", round, g.Buffered(), len(g.staged))
+		if g.Buffered() != 0 || len(g.stage.updates) != 0 {
+			t.Fatalf("round %d: %d ids buffered, %d updates staged after Flush", round, g.Buffered(), len(g.stage.updates))
 		}
 	}
 	g.Close()

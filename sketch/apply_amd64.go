@@ -48,23 +48,23 @@ func applyBatchAVX2(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64,
 
 // applyBatchFast runs the selected assembly kernel, if any, and reports
 // whether it did.
-func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
+func (p Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool {
 	k := kernel.Load()
 	l := p.lanes
-	if k == kernelPortable || len(neighbors) == 0 || l == nil || p.Rows != l.rows || p.Columns != l.columns {
+	if k == kernelPortable || len(neighbors) == 0 {
 		return false
 	}
 	pf := 0
 	if len(neighbors) >= prefetchMinBatch {
 		pf = len(s) * BucketBytes
 	}
-	slot, scratch := coldLines(s, p.Rows, p.Columns)
+	slot, scratch := coldLines(s, p.rows, p.columns)
 	if k == kernelAVX512 {
 		applyBatchAVX512(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], p.seeds[keySeed],
 			&l.words[0], len(l.words)/laneRecord, pf, slot, scratch)
 	} else {
 		applyBatchAVX2(&s[0], &neighbors[0], len(neighbors), uint64(v), p.seeds[0], p.seeds[keySeed],
-			&l.words[0], p.Columns, BucketBytes*p.Rows, pf, slot)
+			&l.words[0], p.columns, BucketBytes*p.rows, pf, slot)
 	}
 	return true
 }

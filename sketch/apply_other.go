@@ -13,4 +13,4 @@ func kernelMissing(k int) string {
 	return "is not in this build (purego or weakhash tag, or not amd64)"
 }
 
-func (p *Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool { return false }
+func (p Params) applyBatchFast(s []Bucket, v uint32, neighbors []uint32) bool { return false }

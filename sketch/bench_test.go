@@ -4,8 +4,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
-
-	"sketchcc/dsu"
 )
 
 // Compare changes with benchstat:
@@ -99,42 +97,9 @@ func BenchmarkSample(b *testing.B) {
 		if _, r, _ := p.Sample(s, c); r == Fail {
 			fails++
 		}
-		c = (c + 1) % p.Columns
+		c = (c + 1) % p.columns
 	}
 	b.ReportMetric(float64(fails)/float64(b.N), "fails/op")
-}
-
-// BenchmarkSpanningForest runs a full Boruvka query, on all cores, over a
-// random graph with average degree 16.
-func BenchmarkSpanningForest(b *testing.B) {
-	for _, lg := range []int{12, 15} {
-		b.Run("vertices=2^"+itoa(lg), func(b *testing.B) {
-			n := uint32(1) << lg
-			p := mustParams(b, n, 1, 1)
-			tab := NewTable(p)
-			rng := rand.New(rand.NewPCG(3, 3))
-			for v := range n {
-				for range 8 {
-					u := rng.Uint32N(n)
-					if u == v {
-						continue
-					}
-					idx := EdgeIndex(u, v)
-					p.Update(tab.Sketch(u), idx)
-					p.Update(tab.Sketch(v), idx)
-				}
-			}
-			d := dsu.New(n)
-			b.ReportAllocs()
-			for b.Loop() {
-				d.Reset()
-				if _, _, err := SpanningForestParallel(tab, d, runtime.GOMAXPROCS(0)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "vertices/s")
-		})
-	}
 }
 
 func itoa(i int) string {

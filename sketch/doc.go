@@ -1,6 +1,7 @@
 // Package sketch implements the per-vertex linear sketches of sketchcc: one
 // CameoSketch-style ℓ0 sampler per vertex over its incidence vector, kept for
-// all vertices in one contiguous slab, and Boruvka's algorithm over them.
+// all vertices in one contiguous slab. Boruvka's algorithm over them is
+// package cc's.
 //
 // The sketch is the AGM sketch (Ahn, Guha, McGregor, "Analyzing graph
 // structure via linear measurements", SODA 2012) in the column layout of
@@ -29,9 +30,10 @@
 // its own, and hcol_c(idx) is the product of the two 32-bit halves of
 // k XOR seed_c, halves swapped (columnHash): one 32×32→64 multiply per
 // column, cheap in scalar code and in AVX2 and AVX-512 lanes alike. All
-// seeds are independent, derived from Params.Seed. All sketches that are
-// merged must share Params.
+// seeds are independent, derived from Params.Seed(). All sketches that
+// are merged must share Params.
 //
-// Sketches are deterministic given Params and not safe for concurrent use;
-// the caller serialises access to one vertex's buckets.
+// The package is single-threaded and starts no goroutine. Sketches are
+// deterministic given Params and not safe for concurrent use; the caller
+// serialises access to one vertex's buckets (package store does).
 package sketch

@@ -32,7 +32,7 @@ func AppendDelta(b []byte, v uint32, delta []Bucket) []byte {
 // after it. It returns an error wrapping ErrEncoding, with the byte offset
 // in b, when b is too short, the bucket count differs from p's geometry or
 // the vertex is out of range; it allocates nothing.
-func (p *Params) DecodeDelta(dst []Bucket, b []byte) (v uint32, rest []byte, err error) {
+func (p Params) DecodeDelta(dst []Bucket, b []byte) (v uint32, rest []byte, err error) {
 	per := p.BucketsPerVertex()
 	if len(b) < deltaHeaderBytes {
 		return 0, b, fmt.Errorf("%w: delta header needs %d bytes, have %d", ErrEncoding, deltaHeaderBytes, len(b))
@@ -40,8 +40,8 @@ func (p *Params) DecodeDelta(dst []Bucket, b []byte) (v uint32, rest []byte, err
 	v = binary.LittleEndian.Uint32(b)
 	n := binary.LittleEndian.Uint32(b[4:])
 	switch {
-	case v >= p.Vertices:
-		return 0, b, fmt.Errorf("%w: delta for vertex %d, graph has %d", ErrEncoding, v, p.Vertices)
+	case v >= p.vertices:
+		return 0, b, fmt.Errorf("%w: delta for vertex %d, graph has %d", ErrEncoding, v, p.vertices)
 	case int64(n) != int64(per):
 		return 0, b, fmt.Errorf("%w: delta of %d buckets, geometry has %d", ErrEncoding, n, per)
 	case len(b)-deltaHeaderBytes < per*BucketBytes:
@@ -70,12 +70,12 @@ const tableHeaderBytes = 8 + 4*4 + 8 + 8
 func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	h := make([]byte, 0, tableHeaderBytes)
 	h = append(h, tableMagic...)
-	h = binary.LittleEndian.AppendUint32(h, t.p.Vertices)
-	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.Rows))
-	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.Columns))
+	h = binary.LittleEndian.AppendUint32(h, t.p.vertices)
+	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.rows))
+	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.columns))
 	h = binary.LittleEndian.AppendUint32(h, 0)
-	h = binary.LittleEndian.AppendUint64(h, math.Float64bits(t.p.Factor))
-	h = binary.LittleEndian.AppendUint64(h, t.p.Seed)
+	h = binary.LittleEndian.AppendUint64(h, math.Float64bits(t.p.factor))
+	h = binary.LittleEndian.AppendUint64(h, t.p.seed)
 	n, err := w.Write(h)
 	total := int64(n)
 	if err != nil {
@@ -115,9 +115,9 @@ func ReadTable(r io.Reader) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrEncoding, err)
 	}
-	if p.Rows != int(rows) || p.Columns != int(cols) {
+	if p.rows != int(rows) || p.columns != int(cols) {
 		return nil, fmt.Errorf("%w: table geometry %d×%d, parameters give %d×%d",
-			ErrEncoding, rows, cols, p.Rows, p.Columns)
+			ErrEncoding, rows, cols, p.rows, p.columns)
 	}
 	t := NewTable(p)
 	if _, err := io.ReadFull(r, bucketBytes(t.buckets)); err != nil {

@@ -28,3 +28,9 @@ func randomNeighbors(rng *rand.Rand, n, v uint32, k int) []uint32 {
 	}
 	return out
 }
+
+// compatible reports whether sketches built with p and q can be merged:
+// the same vertices, geometry and seed.
+func compatible(p, q Params) bool {
+	return p.vertices == q.vertices && p.rows == q.rows && p.columns == q.columns && p.seed == q.seed
+}

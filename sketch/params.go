@@ -7,7 +7,10 @@ import (
 	"math/bits"
 )
 
-// MaxColumns bounds Params.Columns (sketch factor up to about 22 at V = 2^32).
+// DefaultFactor is the sketch factor f that DESIGN.md §2 defaults to.
+const DefaultFactor = 1.0
+
+// MaxColumns bounds Params.Columns() (sketch factor up to about 22 at V = 2^32).
 const MaxColumns = 1024
 
 // minColumns is the floor on S, and columnDivisor the 0.737 of
@@ -27,19 +30,14 @@ const keySeed = MaxColumns + 1
 var ErrParams = errors.New("sketch: bad parameters")
 
 // Params fixes the geometry and hash seeds shared by all sketches of one
-// graph. Build it with NewParams.
+// graph. It is an immutable value: build it with NewParams, copy it
+// freely, and share it between goroutines. The zero Params is not usable.
 type Params struct {
-	// Vertices is the number of vertices, in [2, 2^32).
-	Vertices uint32
-	// Factor is the sketch factor f: columns scale with it.
-	Factor float64
-	// Seed seeds the checksum and column hashes.
-	Seed uint64
-	// Rows is R, the buckets per column.
-	Rows int
-	// Columns is S, the ℓ0 samplers per vertex; a query may run at most S
-	// Boruvka rounds.
-	Columns int
+	vertices uint32
+	factor   float64
+	seed     uint64
+	rows     int
+	columns  int
 
 	// seeds[0] seeds the checksum hash, seeds[1+c] column c's hash and
 	// seeds[keySeed] the index key that every column hash starts from.
@@ -49,12 +47,9 @@ type Params struct {
 }
 
 // lanes is the column layout of the AVX-512 kernel: ceil(columns/8)
-// records of laneRecord words, built for rows and columns. A Params whose
-// exported geometry was changed after NewParams no longer matches them,
-// and ApplyBatch then runs the portable loop.
+// records of laneRecord words.
 type lanes struct {
-	words         []uint64
-	rows, columns int
+	words []uint64
 }
 
 // laneRecord is the number of words per group of 8 columns in
@@ -72,17 +67,17 @@ const prefetchMinBatch = 512
 // 24k+16+j is the row mask 2^R − 1: depth = ctz(h) < R exactly when h has
 // one of those bits set. Padding lanes past the last column have mask 0,
 // so the kernel discards them.
-func (p *Params) laneLayout() *lanes {
-	groups := (p.Columns + 7) / 8
+func (p Params) laneLayout() *lanes {
+	groups := (p.columns + 7) / 8
 	lay := make([]uint64, groups*laneRecord)
-	rowMask := uint64(1)<<p.Rows - 1 // Rows <= 64; 1<<64 is 0 in Go
-	for c := range p.Columns {
+	rowMask := uint64(1)<<p.rows - 1 // rows <= 64; 1<<64 is 0 in Go
+	for c := range p.columns {
 		k, j := c/8, c%8
 		lay[k*laneRecord+j] = p.seeds[1+c]
-		lay[k*laneRecord+8+j] = uint64(BucketBytes * (1 + c*p.Rows + 63))
+		lay[k*laneRecord+8+j] = uint64(BucketBytes * (1 + c*p.rows + 63))
 		lay[k*laneRecord+16+j] = rowMask
 	}
-	return &lanes{words: lay, rows: p.Rows, columns: p.Columns}
+	return &lanes{words: lay}
 }
 
 // NewParams computes the geometry of DESIGN.md §2 for vertices and sketch
@@ -105,7 +100,7 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 			ErrParams, factor, need, MaxColumns)
 	}
 	cols := max(minColumns, int(need))
-	p := Params{Vertices: vertices, Factor: factor, Seed: seed, Rows: rows, Columns: cols,
+	p := Params{vertices: vertices, factor: factor, seed: seed, rows: rows, columns: cols,
 		seeds: new([keySeed + 1]uint64)}
 	// Seeds are a splitmix64 sequence from seed: distinct and independent
 	// looking, so the checksum never shares a seed with a column.
@@ -118,20 +113,31 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 	return p, nil
 }
 
+// Vertices returns the number of vertices, in [2, 2^32).
+func (p Params) Vertices() uint32 { return p.vertices }
+
+// Factor returns the sketch factor f: columns scale with it.
+func (p Params) Factor() float64 { return p.factor }
+
+// Seed returns the seed of the checksum and column hashes.
+func (p Params) Seed() uint64 { return p.seed }
+
+// Rows returns R, the buckets per column.
+func (p Params) Rows() int { return p.rows }
+
+// Columns returns S, the ℓ0 samplers per vertex; a query may run at most
+// S Boruvka rounds.
+func (p Params) Columns() int { return p.columns }
+
 // BucketsPerVertex returns S·R + 1.
-func (p Params) BucketsPerVertex() int { return p.Columns*p.Rows + 1 }
+func (p Params) BucketsPerVertex() int { return p.columns*p.rows + 1 }
 
 // BytesPerVertex returns the sketch memory of one vertex in bytes:
 // 16·(S·R + 1).
 func (p Params) BytesPerVertex() int { return BucketBytes * p.BucketsPerVertex() }
 
 // TableBytes returns the memory of all vertices' sketches in bytes.
-func (p Params) TableBytes() int64 { return int64(p.Vertices) * int64(p.BytesPerVertex()) }
-
-// Compatible reports whether sketches built with p and q can be merged.
-func (p Params) Compatible(q Params) bool {
-	return p.Vertices == q.Vertices && p.Rows == q.Rows && p.Columns == q.Columns && p.Seed == q.Seed
-}
+func (p Params) TableBytes() int64 { return int64(p.vertices) * int64(p.BytesPerVertex()) }
 
 // mix64 is the splitmix64 finalizer (Steele, Lea, Flood, "Fast splittable
 // pseudorandom number generators", OOPSLA 2014): a bijection on uint64 in

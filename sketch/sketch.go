@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -15,6 +16,10 @@ const BucketBytes = 16
 type Bucket struct {
 	Alpha, Gamma uint64
 }
+
+// ErrTooManyRounds is wrapped by Sample for a column past the last: a
+// query that needs more Boruvka rounds than the sketch has columns.
+var ErrTooManyRounds = errors.New("sketch: Boruvka ran out of sketch columns")
 
 // Result is the outcome of a sample.
 type Result uint8
@@ -45,18 +50,18 @@ func (r Result) String() string {
 // Update XORs edge index idx into the sketch s, which holds
 // BucketsPerVertex buckets: into the deterministic bucket and into one
 // bucket of each column. Inserting and deleting are the same toggle.
-func (p *Params) Update(s []Bucket, idx uint64) {
-	p.updateIndex(s[:p.BucketsPerVertex()], idx)
+func (p Params) Update(s []Bucket, idx uint64) {
+	updateIndex(p.seeds, p.rows, p.columns, s[:p.BucketsPerVertex()], idx)
 }
 
-func (p *Params) updateIndex(s []Bucket, idx uint64) {
-	seeds := p.seeds
-	rows := p.Rows
+// updateIndex XORs idx into s, a sketch of columns columns of rows rows
+// hashed with seeds (Params' fields).
+func updateIndex(seeds *[keySeed + 1]uint64, rows, columns int, s []Bucket, idx uint64) {
 	g := hash(idx, seeds[0])
 	k := hash(idx, seeds[keySeed])
 	s[0].Alpha ^= idx
 	s[0].Gamma ^= g
-	colSeeds := seeds[1 : 1+p.Columns]
+	colSeeds := seeds[1 : 1+columns]
 	base := 1
 	for _, cs := range colSeeds {
 		if d := depth(columnHash(k, cs)); d < rows {
@@ -76,58 +81,67 @@ func (p *Params) updateIndex(s []Bucket, idx uint64) {
 // forced with SetKernel; every kernel writes the same buckets as the
 // portable Go loop, bit for bit (apply_amd64.s; -tags purego leaves only
 // the Go loop).
-func (p *Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
+func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	s = s[:p.BucketsPerVertex()]
 	if p.applyBatchFast(s, v, neighbors) {
 		return
 	}
+	seeds, rows, columns := p.seeds, p.rows, p.columns
 	for _, u := range neighbors {
-		p.updateIndex(s, EdgeIndex(v, u))
+		updateIndex(seeds, rows, columns, s, EdgeIndex(v, u))
 	}
 }
 
 // Good reports whether b holds exactly one index (with probability
 // 1 − 2^−64 when it does not).
-func (p *Params) Good(b Bucket) bool {
+func (p Params) Good(b Bucket) bool {
 	return b.Alpha != 0 && b.Gamma == hash(b.Alpha, p.seeds[0])
 }
 
-// Sample draws an index from sketch s using column c (one column per
-// Boruvka round). It returns Zero if the deterministic bucket is empty,
-// Good with the index if the deterministic bucket or any bucket of column c
-// (from row 0 upward) is good, and Fail otherwise. s may be a full sketch
-// or a column view from ColumnView. A column outside [0, Columns) is an
-// error wrapping ErrTooManyRounds, and an s of neither length one wrapping
-// ErrParams; the result is then Fail.
-func (p *Params) Sample(s []Bucket, c int) (idx uint64, r Result, err error) {
-	if c < 0 || c >= p.Columns {
+// Sample draws an index from sketch s (BucketsPerVertex buckets) using
+// column c (one column per Boruvka round). It returns Zero if the
+// deterministic bucket is empty, Good with the index if the deterministic
+// bucket or any bucket of column c (from row 0 upward) is good, and Fail
+// otherwise. A column outside [0, Columns) is an error wrapping
+// ErrTooManyRounds, and an s of another length one wrapping ErrParams; the
+// result is then Fail.
+func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result, err error) {
+	if c < 0 || c >= p.columns {
 		return 0, Fail, fmt.Errorf("%w: column %d of a sketch with %d columns (sketch factor %v)",
-			ErrTooManyRounds, c, p.Columns, p.Factor)
+			ErrTooManyRounds, c, p.columns, p.factor)
 	}
-	full := 1 + p.Columns*p.Rows
-	if len(s) != p.Rows+1 && len(s) != full {
-		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a sketch of %d or a column view of %d",
-			ErrParams, len(s), full, p.Rows+1)
+	if full := p.BucketsPerVertex(); len(s) != full {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a sketch of %d", ErrParams, len(s), full)
 	}
-	det := s[0]
+	idx, r = p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
+	return idx, r, nil
+}
+
+// SampleColumn is Sample for a column view: Rows+1 buckets, the
+// deterministic bucket and then the rows of one column, as a query builds
+// when it merges only the column of its round. A view of another length is
+// an error wrapping ErrParams; the result is then Fail.
+func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result, err error) {
+	if len(view) != p.rows+1 {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a column view of %d", ErrParams, len(view), p.rows+1)
+	}
+	idx, r = p.sample(view[0], view[1:])
+	return idx, r, nil
+}
+
+func (p Params) sample(det Bucket, col []Bucket) (idx uint64, r Result) {
 	if det.Alpha == 0 && det.Gamma == 0 {
-		return 0, Zero, nil
+		return 0, Zero
 	}
 	if p.Good(det) {
-		return det.Alpha, Good, nil
-	}
-	var col []Bucket
-	if len(s) == p.Rows+1 {
-		col = s[1:]
-	} else {
-		col = s[1+c*p.Rows : 1+(c+1)*p.Rows]
+		return det.Alpha, Good
 	}
 	for _, b := range col {
 		if p.Good(b) {
-			return b.Alpha, Good, nil
+			return b.Alpha, Good
 		}
 	}
-	return 0, Fail, nil
+	return 0, Fail
 }
 
 // Merge XORs src into dst bucket by bucket: dst becomes the sketch of the
@@ -139,9 +153,6 @@ func Merge(dst, src []Bucket) {
 		dst[i].Gamma ^= src[i].Gamma
 	}
 }
-
-// Clear sets every bucket of s to zero.
-func Clear(s []Bucket) { clear(s) }
 
 // IsZero reports whether every bucket of s is zero.
 func IsZero(s []Bucket) bool {
@@ -169,11 +180,11 @@ type Table struct {
 // NewTable returns a Table of zero sketches for p.
 func NewTable(p Params) *Table {
 	per := p.BucketsPerVertex()
-	return &Table{p: p, per: per, buckets: make([]Bucket, int(p.Vertices)*per)}
+	return &Table{p: p, per: per, buckets: make([]Bucket, int(p.vertices)*per)}
 }
 
 // Params returns the table's parameters.
-func (t *Table) Params() *Params { return &t.p }
+func (t *Table) Params() Params { return t.p }
 
 // Bytes returns the table's sketch memory in bytes.
 func (t *Table) Bytes() int64 { return int64(len(t.buckets)) * BucketBytes }
@@ -198,13 +209,10 @@ func (t *Table) ApplyBatch(v uint32, neighbors []uint32) {
 // sketch.
 func (t *Table) AdviseHugePages() bool { return hugepage.Advise(t.buckets) }
 
-// Reset zeroes every sketch.
-func (t *Table) Reset() { clear(t.buckets) }
-
 // Delta computes into dst (BucketsPerVertex buckets, overwritten) the
 // sketch of vertex v's batch: the delta a worker returns and the main node
 // merges into v's sketch with Merge. Deltas commute.
-func (p *Params) Delta(dst []Bucket, v uint32, neighbors []uint32) {
+func (p Params) Delta(dst []Bucket, v uint32, neighbors []uint32) {
 	dst = dst[:p.BucketsPerVertex()]
 	clear(dst)
 	p.ApplyBatch(dst, v, neighbors)

@@ -4,21 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
-
-	"sketchcc/dsu"
-	"sketchcc/stream"
 )
 
 func TestParamsGeometry(t *testing.T) {
 	f := func(v uint32, factor float64, rows, cols, bytes int) {
 		t.Helper()
 		p := mustParams(t, v, factor, 1)
-		if p.Rows != rows || p.Columns != cols || p.BytesPerVertex() != bytes {
+		if p.rows != rows || p.columns != cols || p.BytesPerVertex() != bytes {
 			t.Errorf("V=%d f=%v: R=%d S=%d bytes=%d, want R=%d S=%d bytes=%d",
-				v, factor, p.Rows, p.Columns, p.BytesPerVertex(), rows, cols, bytes)
+				v, factor, p.rows, p.columns, p.BytesPerVertex(), rows, cols, bytes)
 		}
 	}
 	// DESIGN.md §2: V = 2^17 gives R = 34, S = 24, 817 buckets, 13,072 bytes.
@@ -89,7 +85,7 @@ func TestSampleSingleEdgeIsGood(t *testing.T) {
 	p := mustParams(t, 100, 1, 3)
 	s := make([]Bucket, p.BucketsPerVertex())
 	p.Update(s, EdgeIndex(7, 42))
-	for c := range p.Columns {
+	for c := range p.columns {
 		idx, r, _ := p.Sample(s, c)
 		if r != Good || idx != EdgeIndex(42, 7) {
 			t.Fatalf("column %d: %v %#x", c, r, idx)
@@ -110,117 +106,6 @@ func TestApplyBatchAllocatesNothing(t *testing.T) {
 	}
 }
 
-// randomGraph returns the edges of a G(n, m) graph, plus extra edges
-// inserted and deleted again (toggled twice), as a list of updates.
-func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates []stream.Edge) {
-	present := map[stream.Edge]bool{}
-	for len(present) < m {
-		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		if a == b {
-			continue
-		}
-		present[stream.Edge{Src: a, Dst: b}.Canonical()] = true
-	}
-	for e := range present {
-		final = append(final, e)
-		updates = append(updates, e)
-	}
-	for range m / 3 { // transient edges: inserted and deleted
-		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		e := stream.Edge{Src: a, Dst: b}.Canonical()
-		if a == b || present[e] {
-			continue
-		}
-		updates = append(updates, e, e)
-	}
-	rng.Shuffle(len(updates), func(i, j int) { updates[i], updates[j] = updates[j], updates[i] })
-	return final, updates
-}
-
-// TestSpanningForestMatchesDSU checks Boruvka over the sketches against a
-// union-find over the final edge set, on random graphs from empty to dense,
-// and checks the forest: Vertices − Components real edges that span the
-// same partition.
-func TestSpanningForestMatchesDSU(t *testing.T) {
-	rng := rand.New(rand.NewPCG(42, 43))
-	cases := []struct {
-		n uint32
-		m int
-	}{{2, 0}, {2, 1}, {3, 1}, {50, 0}, {50, 20}, {200, 150}, {200, 400}, {1000, 600}, {1000, 5000}, {3000, 2900}, {500, 60000}}
-	for _, tc := range cases {
-		for seed := range uint64(3) {
-			p := mustParams(t, tc.n, 1, seed+1)
-			tab := NewTable(p)
-			final, updates := randomGraph(rng, tc.n, tc.m)
-			for _, e := range updates {
-				idx := EdgeIndex(e.Src, e.Dst)
-				p.Update(tab.Sketch(e.Src), idx)
-				p.Update(tab.Sketch(e.Dst), idx)
-			}
-			truth := dsu.New(tc.n)
-			isEdge := map[stream.Edge]bool{}
-			for _, e := range final {
-				truth.Union(e.Src, e.Dst)
-				isEdge[e] = true
-			}
-			d := dsu.New(tc.n)
-			forest, st, err := SpanningForest(tab, d)
-			if err != nil {
-				t.Fatalf("n=%d m=%d seed=%d: %v", tc.n, tc.m, seed, err)
-			}
-			if d.Sets() != truth.Sets() {
-				t.Fatalf("n=%d m=%d seed=%d: %d components, want %d (stats %+v)", tc.n, tc.m, seed, d.Sets(), truth.Sets(), st)
-			}
-			for v := range tc.n {
-				if d.Same(v, 0) != truth.Same(v, 0) {
-					t.Fatalf("n=%d m=%d: partition differs at vertex %d", tc.n, tc.m, v)
-				}
-			}
-			if len(forest.Edges) != int(tc.n)-truth.Sets() {
-				t.Fatalf("forest has %d edges, want %d", len(forest.Edges), int(tc.n)-truth.Sets())
-			}
-			fd := dsu.New(tc.n)
-			for _, e := range forest.Edges {
-				if !isEdge[e] {
-					t.Fatalf("forest edge %v is not in the graph", e)
-				}
-				if _, ok := fd.Union(e.Src, e.Dst); !ok {
-					t.Fatalf("forest edge %v closes a cycle", e)
-				}
-			}
-			if st.BadSamples != 0 {
-				t.Errorf("n=%d m=%d: %d bad samples", tc.n, tc.m, st.BadSamples)
-			}
-			// The query must not change the sketches, and the answer must
-			// not depend on the number of goroutines: a second, parallel
-			// query gives the same forest.
-			d2 := dsu.New(tc.n)
-			forest2, _, err := SpanningForestParallel(tab, d2, 4)
-			if err != nil || d2.Sets() != d.Sets() || !slices.Equal(forest.Edges, forest2.Edges) {
-				t.Fatalf("parallel query: %d components, %v, same forest %v", d2.Sets(), err,
-					slices.Equal(forest.Edges, forest2.Edges))
-			}
-		}
-	}
-}
-
-// TestSpanningForestRunsOut: with too few columns for the rounds a graph
-// needs, the query must say so instead of answering.
-func TestSpanningForestRunsOut(t *testing.T) {
-	p := mustParams(t, 4096, 1, 1)
-	p.Columns = 1 // one round cannot join a path of 4096 vertices
-	tab := NewTable(p)
-	for v := uint32(0); v+1 < 4096; v++ {
-		idx := EdgeIndex(v, v+1)
-		p.Update(tab.Sketch(v), idx)
-		p.Update(tab.Sketch(v+1), idx)
-	}
-	_, _, err := SpanningForest(tab, dsu.New(4096))
-	if !errors.Is(err, ErrTooManyRounds) {
-		t.Fatalf("err = %v, want ErrTooManyRounds", err)
-	}
-}
-
 // TestSample_OutOfColumns checks that a column past the last, a negative
 // one, or a slice of the wrong length is an error, not a panic.
 func TestSample_OutOfColumns(t *testing.T) {
@@ -231,19 +116,19 @@ func TestSample_OutOfColumns(t *testing.T) {
 	s := make([]Bucket, p.BucketsPerVertex())
 	p.Update(s, EdgeIndex(1, 2))
 	p.Update(s, EdgeIndex(1, 3))
-	for _, c := range []int{p.Columns, p.Columns + 5, -1} {
+	for _, c := range []int{p.columns, p.columns + 5, -1} {
 		_, r, err := p.Sample(s, c)
 		if !errors.Is(err, ErrTooManyRounds) || r != Fail ||
-			!strings.Contains(err.Error(), fmt.Sprintf("column %d of a sketch with %d columns", c, p.Columns)) {
+			!strings.Contains(err.Error(), fmt.Sprintf("column %d of a sketch with %d columns", c, p.columns)) {
 			t.Errorf("column %d: %v, %v; want Fail and ErrTooManyRounds", c, r, err)
 		}
 	}
-	for _, n := range []int{0, 1, p.Rows, p.BucketsPerVertex() - 1} {
+	for _, n := range []int{0, 1, p.rows, p.BucketsPerVertex() - 1} {
 		if _, _, err := p.Sample(s[:n], 0); !errors.Is(err, ErrParams) {
 			t.Errorf("%d buckets: %v, want ErrParams", n, err)
 		}
 	}
-	if _, r, err := p.Sample(s, p.Columns-1); err != nil || r == Zero {
+	if _, r, err := p.Sample(s, p.columns-1); err != nil || r == Zero {
 		t.Errorf("last column: %v, %v", r, err)
 	}
 }

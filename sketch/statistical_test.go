@@ -54,7 +54,7 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 	for _, k := range []int{2, 3, 5, 16, 100, 1000} {
 		for _, structured := range []bool{false, true} {
 			p := mustParams(t, vertices, 1, 0xfeed+uint64(k))
-			trials := max(40, 24000/k) // sketches; each gives p.Columns samples
+			trials := max(40, 24000/k) // sketches; each gives p.columns samples
 			if testing.Short() {
 				trials = max(20, trials/8)
 			}
@@ -79,7 +79,7 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 					in[EdgeIndex(v, u)] = true
 				}
 				p.Delta(s, v, nb)
-				for c := range p.Columns {
+				for c := range p.columns {
 					idx, r, _ := p.Sample(s, c)
 					samples++
 					switch r {
@@ -94,18 +94,18 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 					}
 				}
 			}
-			want := idealFail(k, p.Rows)
+			want := idealFail(k, p.rows)
 			got := float64(fails) / float64(samples)
 			sd := math.Sqrt(want * (1 - want) / float64(samples))
 			t.Logf("k=%d structured=%v: fail rate %.4f, ideal %.4f ± %.4f (%d samples), wrong %d",
 				k, structured, got, want, sd, samples, wrong)
 			if wrong != 0 {
 				t.Errorf("k=%d structured=%v: %d wrong samples in %d (seed %#x); expected 0",
-					k, structured, wrong, samples, p.Seed)
+					k, structured, wrong, samples, p.seed)
 			}
 			if math.Abs(got-want) > 5*sd+1e-9 {
 				t.Errorf("k=%d structured=%v: fail rate %.4f, ideal %.4f; off by %.1f sd (seed %#x)",
-					k, structured, got, want, math.Abs(got-want)/sd, p.Seed)
+					k, structured, got, want, math.Abs(got-want)/sd, p.seed)
 			}
 		}
 	}
@@ -137,14 +137,14 @@ func TestStatisticalDepthIndependence(t *testing.T) {
 		}
 	}
 	// depths[0] holds the checksum's capped depths, depths[1+c] column c's.
-	depths := make([][]uint8, 1+p.Columns)
+	depths := make([][]uint8, 1+p.columns)
 	for i := range depths {
 		depths[i] = make([]uint8, n)
 	}
 	for j, idx := range idxs {
 		depths[0][j] = capd(hash(idx, p.seeds[0]))
 		k := hash(idx, p.seeds[keySeed])
-		for c := range p.Columns {
+		for c := range p.columns {
 			depths[1+c][j] = capd(columnHash(k, p.seeds[1+c]))
 		}
 	}
@@ -163,11 +163,11 @@ func TestStatisticalDepthIndependence(t *testing.T) {
 		return x
 	}
 	const threshold = 80
-	for c := range p.Columns {
+	for c := range p.columns {
 		if x := chi2(depths[0], depths[1+c]); x > threshold {
 			t.Errorf("checksum and column %d: chi-square %.1f > %d", c, x, threshold)
 		}
-		for d := c + 1; d < p.Columns; d++ {
+		for d := c + 1; d < p.columns; d++ {
 			if x := chi2(depths[1+c], depths[1+d]); x > threshold {
 				t.Errorf("columns %d and %d: chi-square %.1f > %d: depths not independent/geometric", c, d, x, threshold)
 			}
@@ -192,9 +192,9 @@ func TestStatisticalChecksum(t *testing.T) {
 		for _, u := range nb {
 			idx := EdgeIndex(v, u)
 			k := hash(idx, p.seeds[keySeed])
-			for c := range p.Columns {
-				if d := depth(columnHash(k, p.seeds[1+c])); d < p.Rows {
-					count[1+c*p.Rows+d]++
+			for c := range p.columns {
+				if d := depth(columnHash(k, p.seeds[1+c])); d < p.rows {
+					count[1+c*p.rows+d]++
 				}
 			}
 		}

@@ -338,7 +338,8 @@ func (f *File) Name() string { return f.name }
 
 // Reader returns a Reader for records [lo, hi) of the file. Its errors
 // carry absolute record indices and byte offsets. hi is capped at
-// Header().Updates. Reader is safe for concurrent use.
+// Header().Updates. Several goroutines may call Reader, each then
+// reading its own Reader.
 //
 // A file that is not a regular file (a pipe, /dev/stdin) can only be read
 // in order: its first Reader must start at record 0, and any other Reader

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -49,7 +48,7 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): encrypts the gossip and authenticates workers")
 	fs.DurationVar(&c.flushTimeout, "flush-timeout", 5*time.Minute, "a query fails, naming the workers that did not answer, if the batches handed out are not all merged by then")
 	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (-1: ship all)")
-	fs.IntVar(&c.credits, "credits", 64, "batches in flight per worker")
+	fs.IntVar(&c.credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
 	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	fs.DurationVar(&c.answerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
@@ -78,16 +77,16 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	switch {
 	case c.localWorkers == 0 && c.listen == "":
 		errs = append(errs, errors.New("--local-workers=0 needs --listen: without remote workers nobody would compute deltas"))
-	case c.localWorkers < -1 || c.localWorkers > 4096:
-		errs = append(errs, fmt.Errorf("--local-workers=%d, want [0, 4096]", c.localWorkers))
+	case c.localWorkers < -1 || c.localWorkers > ingest.MaxWorkers:
+		errs = append(errs, fmt.Errorf("--local-workers=%d, want [0, %d]", c.localWorkers, ingest.MaxWorkers))
 	case c.localWorkers >= 0 && workersSet:
 		errs = append(errs, errors.New("give --workers or --local-workers, not both"))
 	}
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
-	if c.credits < 1 || c.credits > 1<<16 {
-		errs = append(errs, fmt.Errorf("--credits=%d, want [1, 65536]", c.credits))
+	if c.credits < 1 || c.credits > distributor.MaxCredits {
+		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.credits, distributor.MaxCredits))
 	}
 	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 || c.answerTimeout <= 0 || c.dialTimeout <= 0 ||
 		c.handshake <= 0 || c.redialBackoff <= 0 {
@@ -97,19 +96,21 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	return errs
 }
 
-// engineWorkers returns ingest.Config.Workers for --workers=workers.
-func (c *clusterConfig) engineWorkers(workers int) int {
+// engineWorkers returns ingest.Config's Workers and Remote for
+// --workers=workers: --local-workers=0 sends every batch to the workers.
+func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 	switch {
 	case c.localWorkers == 0:
-		return -1 // none: every batch goes through the distributor
+		return 0, true
 	case c.localWorkers > 0:
-		return c.localWorkers
+		return c.localWorkers, false
 	}
-	return workers
+	return workers, false
 }
 
 // cluster is the running scale-out machinery; a nil *cluster is a main
-// node alone, and its methods do nothing.
+// node alone: queries then flush without a deadline, and stop and report
+// do nothing.
 type cluster struct {
 	m            *distributor.Membership
 	pool         *distributor.Pool
@@ -126,12 +127,9 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	}
 	var key []byte
 	if c.keyFile != "" {
-		b, err := os.ReadFile(c.keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the cluster key: %w", err)
-		}
-		if key, err = distributor.ParseKey(b); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.keyFile, err)
+		var err error
+		if key, err = distributor.LoadKey(c.keyFile); err != nil {
+			return nil, err
 		}
 	}
 	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: c.listen, Key: key,
@@ -140,7 +138,7 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	if err != nil {
 		return nil, err
 	}
-	pool, err := distributor.NewPool(e, distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
+	pool, err := distributor.NewPool(e.Gutters(), e.Store(), distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
 		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
 		HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, Logger: log.With("component", "distributor")})
 	if err != nil {
@@ -158,7 +156,7 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	cl.unwatch = context.AfterFunc(ctx, pool.Abandon)
 	// Scripts read the address at --log-level info when --listen has
 	// port 0.
-	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", max(e.Config().Workers, 0))
+	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)
@@ -175,21 +173,21 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	return cl, nil
 }
 
-// query runs e.Query with the flush deadline; a flush that misses it fails
-// with the names of the workers that still hold batches.
-func (cl *cluster) query(ctx context.Context, e *ingest.Engine) (*ingest.Result, error) {
+// late names who holds the batches a flush waits for; nil for a main
+// node alone.
+func (cl *cluster) late() func() []string {
 	if cl == nil {
-		return e.Query(ctx)
+		return nil
 	}
-	qctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
-		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
-	defer cancel()
-	res, err := e.Query(qctx)
-	if err != nil && ctx.Err() == nil && qctx.Err() != nil {
-		// Pool.Flush adds who holds the missing batches.
-		return nil, cl.pool.Flush(qctx)
+	return cl.pool.Late
+}
+
+// flushDeadline is --flush-timeout, or 0 (none) for a main node alone.
+func (cl *cluster) flushDeadline() time.Duration {
+	if cl == nil {
+		return 0
 	}
-	return res, err
+	return cl.flushTimeout
 }
 
 // stop tells the workers to stop, closes the distributors (sketching any

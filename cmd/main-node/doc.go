@@ -1,14 +1,17 @@
 // Command main-node ingests an edge-update stream into per-vertex sketches
 // and answers connected-components queries during and at the end of it.
 //
-// Pipeline: the calling goroutine decodes the stream (binary by default,
-// --format text for the text formats) and inserts each update into both
-// endpoints' gutters; full gutters become batches that --workers delta
-// workers XOR into the vertex sketches. A query flushes the gutters (the
-// querying goroutine sketches gutters itself when the batch queue is full)
-// and runs Boruvka's algorithm over the sketches on all cores; while the
-// greedy shortcut's DSU is valid a query is answered from it without a
-// flush. Ingestion resumes after each query.
+// Pipeline (package ingest): the calling goroutine decodes the stream
+// (binary by default, --format text for the text formats) and inserts each
+// update into both endpoints' gutters; full gutters become batches that
+// --workers delta workers XOR into the vertex sketches through the sketch
+// store (package store). Queries (package cc): the query schedule reads the
+// stream in segments that end at the query positions; a query flushes the
+// gutters (the querying goroutine sketches gutters itself when the batch
+// queue is full) and runs Boruvka's algorithm over the sketches on all
+// cores; while the greedy shortcut's DSU is valid a query is answered from
+// it without a flush. Ingestion resumes after each query. This command
+// holds the flags, the output formats and the files.
 //
 // With --listen the main node also starts a memberlist cluster that
 // worker processes (cmd/worker) join, and ships batches to them through

@@ -19,7 +19,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"sketchcc/cc"
 	"sketchcc/ingest"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 
 	"sketchcc/internal/cli"
@@ -80,8 +82,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
-	fs.Float64Var(&c.sketchFactor, "sketch-factor", 1, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
-	fs.Float64Var(&c.batchFactor, "batch-factor", 1, "gutter size as a multiple of the sketch bytes per vertex / 4")
+	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
+	fs.Float64Var(&c.batchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
@@ -120,15 +122,15 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
-	if c.workers < 1 {
-		errs = append(errs, fmt.Errorf("--workers=%d, want at least 1", c.workers))
+	if c.workers < 1 || c.workers > ingest.MaxWorkers {
+		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", c.workers, ingest.MaxWorkers))
 	}
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
 	if !(c.sketchFactor > 0) {
 		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", c.sketchFactor))
 	}
-	if !(c.batchFactor > 0) || c.batchFactor > 64 {
-		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, 64]", c.batchFactor))
+	if !(c.batchFactor > 0) || c.batchFactor > ingest.MaxBatchFactor {
+		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, %d]", c.batchFactor, ingest.MaxBatchFactor))
 	}
 	if c.queueBatches < 0 {
 		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.queueBatches))
@@ -172,9 +174,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer closeSrc()
 	h := src.Header()
+	workers, remote := c.cluster.engineWorkers(c.workers)
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: c.cluster.engineWorkers(c.workers), QueueBatches: c.queueBatches, NoGreedy: c.noGreedy, Logger: log,
+		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches,
 		// Huge pages pay when most sketches and gutters get touched; on a
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
@@ -188,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer e.Close()
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
-		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", max(e.Config().Workers, 0))
+		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
 
 	var points []pointQuery
 	if c.pointQueries != "" {
@@ -216,7 +219,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cl.stop()
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
-	res, err := ingestAndQuery(ctx, c, e, cl, src, points, log)
+	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, runtime.GOMAXPROCS(0)),
+		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
+	res, err := ingestAndQuery(ctx, c, room, src, points, log)
 	stopProgress()
 	if err != nil {
 		return err

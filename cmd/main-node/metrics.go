@@ -66,7 +66,7 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 			func() float64 { return float64(e.SketchBytes()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_batch_queue_depth",
 			Help: "Full batches waiting in the work queue for a delta worker or a distributor."},
-			func() float64 { return float64(len(e.Batches())) }),
+			func() float64 { return float64(len(e.Gutters().Batches())) }),
 		poolCollector{&m.pool},
 	)
 	var err error

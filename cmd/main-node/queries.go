@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"sketchcc/ingest"
+	"sketchcc/cc"
 	"sketchcc/stream"
 )
 
@@ -41,7 +41,7 @@ type pointAnswer struct {
 // runResult is what the ingest-and-query loop measured.
 type runResult struct {
 	queries []queryRecord
-	final   *ingest.Result
+	final   *cc.Result
 	// ingest is the time spent reading and inserting updates, queries
 	// excluded; endToEnd runs from the start of ingestion to the end of
 	// the final query's flush.
@@ -125,31 +125,16 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 	return out, nil
 }
 
-// ingestAndQuery ingests src in segments ending at the query positions and
-// queries after each; ingestion resumes after each query without rereading.
-// A mid-stream query runs in the background (ingest.StartQuery) while the
-// next segment is ingested; its answer is collected before the next query
-// starts. With remote workers (cl != nil) every query is synchronous and
-// bounded by the cluster's flush deadline (cluster.query). Labels and
-// forest files are written at every query when there are several (named
-// FILE.<updates>), and as FILE for the final one.
-func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster, src stream.Source,
+// ingestAndQuery runs the query schedule (cc.Room.Run) at the query
+// positions and records every answer. Labels and forest files are written
+// at every query when there are several (named FILE.<updates>), and as
+// FILE for the final one.
+func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source,
 	points []pointQuery, log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
 	positions := queryPositions(c, total, log)
 	run := &runResult{}
-	start := time.Now()
-	var (
-		done    uint64
-		pending *ingest.PendingQuery
-	)
-	collect := func(res *ingest.Result, err error) error {
-		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("interrupted during the query after %d updates; no answer", done)
-			}
-			return fmt.Errorf("query: %w", err)
-		}
+	answer := func(res *cc.Result) error {
 		rec := queryRecord{
 			AfterUpdates: res.AfterUpdates, Components: res.Components, Greedy: res.Greedy,
 			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(),
@@ -176,54 +161,10 @@ func ingestAndQuery(ctx context.Context, c config, e *ingest.Engine, cl *cluster
 		}
 		return nil
 	}
-	for qi, pos := range positions {
-		want := pos - done
-		t0 := time.Now()
-		var n uint64
-		var err error
-		if qi < len(positions)-1 {
-			n, err = e.IngestN(ctx, src, want)
-		} else {
-			// The last segment reads to the end, so a source holding more
-			// than its header promises reports it (stream.ErrTrailing).
-			n, err = e.Ingest(ctx, src)
-		}
-		run.ingest += time.Since(t0)
-		done += n
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("interrupted after %d of %d updates; no answer", done, total)
-			}
-			return nil, fmt.Errorf("after %d updates: %w", done, err)
-		}
-		if n != want {
-			return nil, fmt.Errorf("%s: stream ended after %d updates, header promises %d", c.stream, done, total)
-		}
-		if pending != nil {
-			res, err := pending.Wait()
-			if err := collect(res, err); err != nil {
-				return nil, err
-			}
-			pending = nil
-		}
-		if qi < len(positions)-1 {
-			if cl == nil {
-				if pending, err = e.StartQuery(ctx); err != nil {
-					return nil, err
-				}
-			} else if err := collect(cl.query(ctx, e)); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		res, err := cl.query(ctx, e)
-		if err != nil {
-			return nil, collect(nil, err)
-		}
-		run.endToEnd = time.Since(start) - res.CC
-		if err := collect(res, nil); err != nil {
-			return nil, err
-		}
+	st, err := room.Run(ctx, src, cc.Schedule{At: positions, Name: c.stream, Answer: answer})
+	if err != nil {
+		return nil, err
 	}
+	run.ingest, run.endToEnd = st.Ingest, st.EndToEnd
 	return run, nil
 }

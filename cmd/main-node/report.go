@@ -11,10 +11,11 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"sketchcc/cc"
 	"sketchcc/ingest"
+	"sketchcc/internal/cli"
 	"sketchcc/internal/hugepage"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -51,14 +52,6 @@ type summary struct {
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
 }
 
-func peakRSS() int64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return int64(ru.Maxrss) * 1024 // Linux reports KiB
-}
-
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
 	p := e.Params()
 	res := run.final
@@ -73,13 +66,13 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		CCSeconds:           res.CC.Seconds(),
 		BoruvkaRounds:       res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
-		SketchColumns: p.Columns, SketchRows: p.Rows,
-		BatchUpdates: e.BatchUpdates(), LocalWorkers: max(e.Config().Workers, 0),
+		SketchColumns: p.Columns(), SketchRows: p.Rows(),
+		BatchUpdates: e.BatchUpdates(), LocalWorkers: e.Config().Workers,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
 		clusterReport: cl.report(res.AfterUpdates),
 		Greedy:        !c.noGreedy,
 		Queries:       run.queries,
-		PeakRSSBytes:  peakRSS(),
+		PeakRSSBytes:  cli.PeakRSS(),
 	}
 	if c.json {
 		enc := json.NewEncoder(w)
@@ -122,7 +115,7 @@ peak RSS      %s
 }
 
 // queryLine describes how the final answer was computed.
-func queryLine(res *ingest.Result) string {
+func queryLine(res *cc.Result) string {
 	if res.Greedy {
 		return fmt.Sprintf("answered from the greedy DSU in %.4f s (no flush needed)", res.CC.Seconds())
 	}
@@ -156,7 +149,7 @@ func humanBytes(b int64) string {
 
 // writeOutputs writes the --labels and --forest files, their names
 // followed by suffix.
-func writeOutputs(c config, res *ingest.Result, suffix string) error {
+func writeOutputs(c config, res *cc.Result, suffix string) error {
 	if c.labels != "" {
 		err := writeLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
 			b = strconv.AppendUint(b, uint64(i), 10)

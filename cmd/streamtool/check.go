@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/edgelist"
-	"sketchcc/internal/replay"
+	"sketchcc/internal/offline/edgelist"
+	"sketchcc/internal/offline/replay"
 	"sketchcc/stream"
 )
 

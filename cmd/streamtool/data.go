@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/edgelist"
-	"sketchcc/internal/streamgen"
+	"sketchcc/internal/offline/edgelist"
+	"sketchcc/internal/offline/streamgen"
 
 	"sketchcc/internal/cli"
 )

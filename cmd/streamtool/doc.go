@@ -16,7 +16,7 @@
 // error. Output files are written under temporary names and renamed into
 // place only on success, so a failed command leaves none behind.
 //
-// The logic lives in sketchcc/internal/streamgen (generators and stream
-// builders), sketchcc/internal/edgelist (parsers and relabelling) and
-// sketchcc/internal/replay (exact replay and validation).
+// The logic lives in sketchcc/internal/offline/streamgen (generators and stream
+// builders), sketchcc/internal/offline/edgelist (parsers and relabelling) and
+// sketchcc/internal/offline/replay (exact replay and validation).
 package main

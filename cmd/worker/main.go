@@ -113,8 +113,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
 	}
-	if c.threads < 1 || c.threads > 4096 {
-		errs = append(errs, fmt.Errorf("--threads=%d, want [1, 4096]", c.threads))
+	if c.threads < 1 || c.threads > distributor.MaxThreads {
+		errs = append(errs, fmt.Errorf("--threads=%d, want [1, %d]", c.threads, distributor.MaxThreads))
 	}
 	if c.gossipPort < 0 || c.gossipPort > 65535 {
 		errs = append(errs, fmt.Errorf("--gossip-port=%d, want [0, 65535]", c.gossipPort))
@@ -146,12 +146,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	var key []byte
 	if c.keyFile != "" {
-		b, err := os.ReadFile(c.keyFile)
-		if err != nil {
-			return fmt.Errorf("cannot read the cluster key: %w", err)
-		}
-		if key, err = distributor.ParseKey(b); err != nil {
-			return fmt.Errorf("%s: %w", c.keyFile, err)
+		if key, err = distributor.LoadKey(c.keyFile); err != nil {
+			return err
 		}
 	}
 	ln, err := net.Listen("tcp", c.listen)
@@ -236,7 +232,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	st := w.Stats()
 	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
 		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
-		"peak_rss_bytes", peakRSS())
+		"peak_rss_bytes", cli.PeakRSS())
 	if ctx.Err() == nil {
 		// The main node is done or gone: nobody needs the news, and
 		// gossip with no one left to hear it would wait for the timeout.
@@ -260,15 +256,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		log.Info("exiting with the leave still spreading", "duration", time.Since(t0))
 	}
 	return nil
-}
-
-// peakRSS returns the process's peak resident set in bytes (0 if unknown).
-func peakRSS() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return int64(ru.Maxrss) * 1024 // Linux reports KiB
 }
 
 // advertised returns the data-plane address to put in the node metadata:

@@ -1,5 +1,6 @@
 // Package cli holds what the sketchcc commands share about ending a run:
-// which errors are usage errors and which exit status each error gets.
+// which errors are usage errors, which exit status each error gets, and
+// the process's peak memory.
 package cli
 
 import (
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 )
 
 // UsageError marks a bad command line: exit status 2.
@@ -65,4 +67,13 @@ func (v levelValue) Type() string       { return "string" }
 func LevelVar(fs *pflag.FlagSet, l *slog.Level, def slog.Level) {
 	*l = def
 	fs.Var(levelValue{l}, "log-level", "log level on stderr: debug, info, warn, error")
+}
+
+// PeakRSS returns the process's peak resident set in bytes (0 if unknown).
+func PeakRSS() int64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Maxrss) * 1024 // Linux reports KiB
 }

@@ -1,18 +1,19 @@
-package sketch
+package cc
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"sketchcc/dsu"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
 // ErrTooManyRounds is wrapped by SpanningForest when every column has been
-// used and some supernode has not yet sampled Zero.
-var ErrTooManyRounds = errors.New("sketch: Boruvka ran out of sketch columns")
+// used and some supernode has not yet sampled Zero. It is
+// sketch.ErrTooManyRounds, which Sample wraps for a column past the last.
+var ErrTooManyRounds = sketch.ErrTooManyRounds
 
 // Forest is a spanning forest: the edges Boruvka used to join supernodes,
 // at most Vertices−1 of them, each with Src < Dst.
@@ -41,26 +42,27 @@ type BoruvkaStats struct {
 // supernode's sketch (the XOR of its vertices' sketches), unions the
 // sampled edges, and stops when every supernode samples Zero (Ahn, Guha,
 // McGregor, SODA 2012, §3). t is only read, so ingestion can go on after a
-// query.
+// query; no other goroutine may write it meanwhile.
+//
+// The supernode sketches of each round are merged and sampled by up to
+// workers goroutines, which it starts and waits for. The answer does not
+// depend on workers: samples are per supernode and the unions are applied
+// in vertex order by the caller's goroutine.
 //
 // It returns an error wrapping ErrTooManyRounds, with the number of
 // unfinished supernodes, when the columns run out first; the partition in d
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
-func SpanningForest(t *Table, d *dsu.DSU) (Forest, BoruvkaStats, error) {
-	return SpanningForestParallel(t, d, 1)
+func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
+	return spanningForest(t, d, workers, t.Params().Columns())
 }
 
-// SpanningForestParallel is SpanningForest with the supernode sketches of
-// each round merged and sampled by up to workers goroutines, which it
-// starts and waits for. The answer does not depend on workers: samples are
-// per supernode and the unions are applied in vertex order by the caller's
-// goroutine. No other goroutine may write t meanwhile.
-func SpanningForestParallel(t *Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
+// spanningForest is SpanningForest with at most rounds rounds (<= columns).
+func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, BoruvkaStats, error) {
 	p := t.Params()
-	n := p.Vertices
+	n := p.Vertices()
 	if d.Len() != n {
-		return Forest{}, BoruvkaStats{}, fmt.Errorf("sketch: DSU has %d ids, table %d vertices", d.Len(), n)
+		return Forest{}, BoruvkaStats{}, fmt.Errorf("cc: DSU has %d ids, table %d vertices", d.Len(), n)
 	}
 	workers = max(workers, 1)
 	var (
@@ -73,9 +75,10 @@ func SpanningForestParallel(t *Table, d *dsu.DSU, workers int) (Forest, BoruvkaS
 		start   []int32             // members of active[i] are members[start[i]:start[i+1]]
 		members = make([]uint32, 0, n)
 		samples []sample // by active index
+		fill    []int32
 		remain  = d.Sets()
 	)
-	for r := 0; r < p.Columns; r++ {
+	for r := range rounds {
 		st.Rounds++
 		// Snapshot the partition and group the vertices of unfinished
 		// supernodes by supernode (a counting sort).
@@ -101,7 +104,7 @@ func SpanningForestParallel(t *Table, d *dsu.DSU, workers int) (Forest, BoruvkaS
 			start[i+1] += start[i]
 		}
 		members = members[:start[len(active)]]
-		fill := append([]int32(nil), start[:len(active)]...)
+		fill = append(fill[:0], start[:len(active)]...)
 		for v := range n {
 			if s := slot[root[v]]; s >= 0 {
 				members[fill[s]] = v
@@ -121,13 +124,13 @@ func SpanningForestParallel(t *Table, d *dsu.DSU, workers int) (Forest, BoruvkaS
 			s := samples[i]
 			st.Samples++
 			switch s.res {
-			case Zero:
+			case sketch.Zero:
 				done[v] = true
 				remain--
-			case Fail:
+			case sketch.Fail:
 				fails++
-			case Good:
-				a, b := EdgeOf(s.idx)
+			case sketch.Good:
+				a, b := sketch.EdgeOf(s.idx)
 				if a >= b || b >= n || (root[a] == v) == (root[b] == v) {
 					st.BadSamples++
 					fails++
@@ -150,12 +153,12 @@ func SpanningForestParallel(t *Table, d *dsu.DSU, workers int) (Forest, BoruvkaS
 		}
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
-		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor, p.Columns)
+		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())
 }
 
 type sample struct {
 	idx uint64
-	res Result
+	res sketch.Result
 }
 
 // sampleBlock is the number of supernodes a goroutine claims at a time.
@@ -168,9 +171,9 @@ const bigSupernode = 2048
 // mergeParallel returns the column view (deterministic bucket, then rows
 // of the column [colLo, colHi)) of the XOR of the sketches of ms, merged by
 // workers goroutines into private views and then combined.
-func mergeParallel(t *Table, ms []uint32, colLo, colHi, workers int) []Bucket {
+func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sketch.Bucket {
 	w := 1 + colHi - colLo
-	views := make([]Bucket, workers*w)
+	views := make([]sketch.Bucket, workers*w)
 	var wg sync.WaitGroup
 	for k := range workers {
 		part := ms[k*len(ms)/workers : (k+1)*len(ms)/workers]
@@ -180,13 +183,13 @@ func mergeParallel(t *Table, ms []uint32, colLo, colHi, workers int) []Bucket {
 				s := t.Sketch(v)
 				view[0].Alpha ^= s[0].Alpha
 				view[0].Gamma ^= s[0].Gamma
-				Merge(view[1:], s[colLo:colHi])
+				sketch.Merge(view[1:], s[colLo:colHi])
 			}
 		})
 	}
 	wg.Wait()
 	for k := 1; k < workers; k++ {
-		Merge(views[:w], views[k*w:(k+1)*w])
+		sketch.Merge(views[:w], views[k*w:(k+1)*w])
 	}
 	return views[:w]
 }
@@ -194,23 +197,23 @@ func mergeParallel(t *Table, ms []uint32, colLo, colHi, workers int) []Bucket {
 // sampleRound fills samples[i] with the sample of column r of supernode
 // active[i], whose vertices are members[start[i]:start[i+1]]. r is below
 // the column count and every slice sampled is a sketch or a column view,
-// so Sample's error cannot occur and is not checked.
-func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
+// so Sample's and SampleColumn's errors cannot occur and are not checked.
+func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
 	p := t.Params()
-	w := p.Rows + 1
-	colLo, colHi := 1+r*p.Rows, 1+(r+1)*p.Rows
+	w := p.Rows() + 1
+	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
 	// A supernode of many vertices (the giant component of a dense graph)
 	// is merged by all goroutines, each into its own view, so that it does
 	// not leave one goroutine working while the others wait.
 	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; big(ms) {
-			samples[i].idx, samples[i].res, _ = p.Sample(mergeParallel(t, ms, colLo, colHi, workers), r)
+			samples[i].idx, samples[i].res, _ = p.SampleColumn(mergeParallel(t, ms, colLo, colHi, workers))
 		}
 	}
 	var next atomic.Int64
 	work := func() {
-		view := make([]Bucket, w)
+		view := make([]sketch.Bucket, w)
 		for {
 			lo := int(next.Add(sampleBlock)) - sampleBlock
 			if lo >= len(active) {
@@ -230,9 +233,9 @@ func sampleRound(t *Table, r int, active []uint32, start []int32, members []uint
 					s := t.Sketch(v)
 					view[0].Alpha ^= s[0].Alpha
 					view[0].Gamma ^= s[0].Gamma
-					Merge(view[1:], s[colLo:colHi])
+					sketch.Merge(view[1:], s[colLo:colHi])
 				}
-				samples[i].idx, samples[i].res, _ = p.Sample(view, r)
+				samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
 			}
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/internal/edgelist"
-	"sketchcc/internal/replay"
+	"sketchcc/internal/offline/edgelist"
+	"sketchcc/internal/offline/replay"
 	"sketchcc/stream"
 )
 

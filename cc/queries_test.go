@@ -1,4 +1,4 @@
-package ingest
+package cc
 
 import (
 	"context"
@@ -9,13 +9,14 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/internal/streamgen"
+	"sketchcc/internal/offline/streamgen"
+	"sketchcc/internal/testgraph"
 )
 
 // queryAt ingests the stream at path, queries after each count in at (and
 // checks each answer against a union-find replay of that prefix), and
 // returns the answers.
-func queryAt(t *testing.T, path string, cfg Config, at []uint64) []*Result {
+func queryAt(t *testing.T, path string, cfg testConfig, at []uint64) []*Result {
 	t.Helper()
 	e, src := openEngine(t, path, cfg)
 	var out []*Result
@@ -44,7 +45,7 @@ func TestMultiplesEvery852(t *testing.T) {
 	want := []int{469, 307, 235, 200, 177, 151, 135, 107, 88, 78}
 	at := []uint64{852, 1704, 2556, 3408, 4260, 5112, 5964, 6816, 7668, 8528}
 	for _, noGreedy := range []bool{false, true} {
-		res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", Config{NoGreedy: noGreedy, BatchFactor: 0.2}, at)
+		res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", testConfig{NoGreedy: noGreedy, BatchFactor: 0.2}, at)
 		var got []int
 		for _, r := range res {
 			got = append(got, r.Components)
@@ -87,7 +88,7 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 			}
 			greedy := 0
 			for _, noGreedy := range []bool{false, true} {
-				for _, r := range queryAt(t, path, Config{NoGreedy: noGreedy, BatchFactor: 0.1}, at) {
+				for _, r := range queryAt(t, path, testConfig{NoGreedy: noGreedy, BatchFactor: 0.1}, at) {
 					if r.Greedy {
 						if noGreedy {
 							t.Fatal("greedy answer with NoGreedy set")
@@ -105,7 +106,7 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 	for i := uint64(1); i <= 10; i++ {
 		at = append(at, 14484*i/10)
 	}
-	for i, r := range queryAt(t, "../testdata/ca-GrQc.bin", Config{}, at) {
+	for i, r := range queryAt(t, "../testdata/ca-GrQc.bin", testConfig{}, at) {
 		if r.Greedy != (i > 0) {
 			t.Errorf("ca-GrQc query %d: greedy = %v", i, r.Greedy)
 		}
@@ -119,23 +120,23 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 func TestGreedyIllFormedStream(t *testing.T) {
 	const n, updates = 60, 3000
 	path := filepath.Join(t.TempDir(), "toggles.bin")
-	writeRandomStream(t, path, n, updates, 9, true)
+	testgraph.WriteRandomStream(t, path, n, updates, 9, true)
 	var at []uint64
 	for p := uint64(50); p <= updates; p += 50 {
 		at = append(at, p)
 	}
 	greedy := 0
-	for _, r := range queryAt(t, path, Config{BatchFactor: 0.05}, at) {
+	for _, r := range queryAt(t, path, testConfig{BatchFactor: 0.05}, at) {
 		if r.Greedy {
 			greedy++
 		}
 	}
-	for _, r := range queryAsync(t, path, Config{BatchFactor: 0.05}, at) {
+	for _, r := range querySchedule(t, path, testConfig{BatchFactor: 0.05}, at) {
 		if r.Greedy {
 			greedy++
 		}
 	}
-	t.Logf("%d of %d queries answered greedily, in sync and background mode", greedy, 2*len(at))
+	t.Logf("%d of %d queries answered greedily, by Query and by Run", greedy, 2*len(at))
 }
 
 // TestEdgeSet checks the greedy shortcut's forest edge set against a map.
@@ -159,58 +160,36 @@ func TestEdgeSet(t *testing.T) {
 	}
 }
 
-// queryAsync is queryAt with every query but the last started in the
-// background (StartQuery) while the next segment is ingested, as main-node
-// does; each answer must be that of its own point of the stream.
-func queryAsync(t *testing.T, path string, cfg Config, at []uint64) []*Result {
+// querySchedule is queryAt through Room.Run, the schedule main-node runs:
+// each answer must be that of its own point of the stream.
+func querySchedule(t *testing.T, path string, cfg testConfig, at []uint64) []*Result {
 	t.Helper()
 	e, src := openEngine(t, path, cfg)
-	var (
-		out     []*Result
-		done    uint64
-		pending *PendingQuery
-	)
-	check := func(res *Result, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+	var out []*Result
+	_, err := e.Run(context.Background(), src, Schedule{At: at, Name: path, Answer: func(res *Result) error {
 		labels, truth := truthLabels(t, path, res.AfterUpdates)
-		checkAgainstTruth(t, fmt.Sprintf("%s async after %d (greedy %v)", filepath.Base(path), res.AfterUpdates, res.Greedy),
+		checkAgainstTruth(t, fmt.Sprintf("%s scheduled after %d (greedy %v)", filepath.Base(path), res.AfterUpdates, res.Greedy),
 			res, labels, truth)
 		out = append(out, res)
-	}
-	for i, pos := range at {
-		if _, err := e.IngestN(context.Background(), src, pos-done); err != nil {
-			t.Fatal(err)
-		}
-		done = pos
-		if pending != nil {
-			check(pending.Wait())
-		}
-		if i == len(at)-1 {
-			check(e.Query(context.Background()))
-			break
-		}
-		var err error
-		if pending, err = e.StartQuery(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
-// TestBackgroundQueries: queries that run while ingestion goes on answer
-// for their own point, also when gutters fill up meanwhile (small batches
-// force the Hold), and the greedy DSU catches up after them.
-func TestBackgroundQueries(t *testing.T) {
+// TestScheduledQueries: the query schedule answers for each point, also
+// with gutters that fill up often (small batches, a short queue), and the
+// greedy DSU answers most queries of an insert-only stream.
+func TestScheduledQueries(t *testing.T) {
 	var at []uint64
 	for i := uint64(1); i <= 10; i++ {
 		at = append(at, 852*i)
 	}
 	at[9] = 8528
-	for _, cfg := range []Config{{}, {BatchFactor: 0.01, QueueBatches: 2}, {NoGreedy: true, Workers: 1}} {
-		res := queryAsync(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
+	for _, cfg := range []testConfig{{}, {BatchFactor: 0.01, QueueBatches: 2}, {NoGreedy: true, Workers: 1}} {
+		res := querySchedule(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
 		var got []int
 		for _, r := range res {
 			got = append(got, r.Components)
@@ -219,14 +198,14 @@ func TestBackgroundQueries(t *testing.T) {
 			t.Errorf("%+v: %v, want %v", cfg, got, want)
 		}
 	}
-	// Insert-only: after the first background query the greedy DSU, caught
-	// up with the updates ingested meanwhile, answers every later query.
+	// Insert-only: after the first query the greedy DSU answers every
+	// later one.
 	var at2 []uint64
 	for i := uint64(1); i <= 8; i++ {
 		at2 = append(at2, 88234*i/8)
 	}
 	greedy := 0
-	for _, r := range queryAsync(t, "../testdata/facebook_combined.bin", Config{BatchFactor: 0.05}, at2) {
+	for _, r := range querySchedule(t, "../testdata/facebook_combined.bin", testConfig{BatchFactor: 0.05}, at2) {
 		if r.Greedy {
 			greedy++
 		}
@@ -238,16 +217,16 @@ func TestBackgroundQueries(t *testing.T) {
 
 // TestStagedGuttersThroughEngine runs a random toggle stream on 70,000
 // vertices, above the gutters' staging threshold, with more updates than
-// one staging buffer, and queries mid-buffer and at the end, in sync and
-// background mode: the staged path must lose nothing.
+// one staging buffer, and queries mid-buffer and at the end, by Query and
+// by Run: the staged path must lose nothing.
 func TestStagedGuttersThroughEngine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates about 1 GB of sketches; runs in the full suite")
 	}
 	const n, updates = 70_000, 1_500_000
 	path := filepath.Join(t.TempDir(), "staged.bin")
-	writeRandomStream(t, path, n, updates, 5, false)
+	testgraph.WriteRandomStream(t, path, n, updates, 5, false)
 	at := []uint64{300_000, 1_200_000, updates}
-	queryAt(t, path, Config{BatchFactor: 0.02}, at)
-	queryAsync(t, path, Config{BatchFactor: 0.02}, at)
+	queryAt(t, path, testConfig{BatchFactor: 0.02}, at)
+	querySchedule(t, path, testConfig{BatchFactor: 0.02}, at)
 }

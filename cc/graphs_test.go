@@ -1,4 +1,4 @@
-package ingest
+package cc
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/internal/replay"
-	"sketchcc/internal/streamgen"
+	"sketchcc/internal/offline/replay"
+	"sketchcc/internal/offline/streamgen"
 	"sketchcc/stream"
 )
 
 // truthLabels replays records [0, hi) of the binary stream at path with
-// toggle semantics into an exact edge set (internal/replay) and returns the
+// toggle semantics into an exact edge set (internal/offline/replay) and returns the
 // union-find's component labels (numbered by smallest vertex, as
 // Result.Labels is) and count.
 func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, components int) {
@@ -35,7 +35,7 @@ func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, compone
 
 // configs are the pipeline shapes every graph is run through: the answer
 // must be identical across them (and equal to the union-find).
-var configs = []Config{
+var configs = []testConfig{
 	{Workers: 1},
 	{Workers: 3, BatchFactor: 0.02, QueueBatches: 2},
 	{Workers: 2, BatchFactor: 0.3, Seed: 12345},
@@ -44,7 +44,7 @@ var configs = []Config{
 
 // openEngine opens the binary stream at path and an Engine for it with
 // cfg; both are closed when the test ends.
-func openEngine(t *testing.T, path string, cfg Config) (*Engine, stream.Source) {
+func openEngine(t *testing.T, path string, cfg testConfig) (engine, stream.Source) {
 	t.Helper()
 	f, err := stream.Open(path)
 	if err != nil {
@@ -52,7 +52,7 @@ func openEngine(t *testing.T, path string, cfg Config) (*Engine, stream.Source) 
 	}
 	t.Cleanup(func() { f.Close() })
 	cfg.Vertices = f.Header().Vertices
-	e, err := New(cfg)
+	e, err := newEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func openEngine(t *testing.T, path string, cfg Config) (*Engine, stream.Source) 
 }
 
 // ingestAndQuery runs the engine over the whole stream at path.
-func ingestAndQuery(t *testing.T, path string, cfg Config) *Result {
+func ingestAndQuery(t *testing.T, path string, cfg testConfig) *Result {
 	t.Helper()
 	e, src := openEngine(t, path, cfg)
 	if _, err := e.Ingest(context.Background(), src); err != nil {
@@ -162,7 +162,7 @@ func TestAs733Snapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	e, err := New(Config{Vertices: f.Header().Vertices, BatchFactor: 0.1})
+	e, err := newEngine(testConfig{Vertices: f.Header().Vertices, BatchFactor: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}

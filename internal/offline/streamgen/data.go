@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/edgelist"
+	"sketchcc/internal/offline/edgelist"
 	"sketchcc/stream"
 )
 

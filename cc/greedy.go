@@ -1,4 +1,4 @@
-package ingest
+package cc
 
 import (
 	"sketchcc/dsu"

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"sketchcc/internal/edgelist"
-	"sketchcc/internal/replay"
+	"sketchcc/internal/offline/edgelist"
+	"sketchcc/internal/offline/replay"
 	"sketchcc/stream"
 )
 

@@ -1,0 +1,168 @@
+package cc
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+
+	"sketchcc/dsu"
+	"sketchcc/sketch"
+	"sketchcc/stream"
+)
+
+func mustParams(t testing.TB, v uint32, f float64, seed uint64) sketch.Params {
+	t.Helper()
+	p, err := sketch.NewParams(v, f, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// randomGraph returns the edges of a G(n, m) graph, plus extra edges
+// inserted and deleted again (toggled twice), as a list of updates.
+func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates []stream.Edge) {
+	present := map[stream.Edge]bool{}
+	for len(present) < m {
+		a, b := rng.Uint32N(n), rng.Uint32N(n)
+		if a == b {
+			continue
+		}
+		present[stream.Edge{Src: a, Dst: b}.Canonical()] = true
+	}
+	for e := range present {
+		final = append(final, e)
+		updates = append(updates, e)
+	}
+	for range m / 3 { // transient edges: inserted and deleted
+		a, b := rng.Uint32N(n), rng.Uint32N(n)
+		e := stream.Edge{Src: a, Dst: b}.Canonical()
+		if a == b || present[e] {
+			continue
+		}
+		updates = append(updates, e, e)
+	}
+	rng.Shuffle(len(updates), func(i, j int) { updates[i], updates[j] = updates[j], updates[i] })
+	return final, updates
+}
+
+// TestSpanningForestMatchesDSU checks Boruvka over the sketches against a
+// union-find over the final edge set, on random graphs from empty to dense,
+// and checks the forest: Vertices − Components real edges that span the
+// same partition.
+func TestSpanningForestMatchesDSU(t *testing.T) {
+	rng := rand.New(rand.NewPCG(42, 43))
+	cases := []struct {
+		n uint32
+		m int
+	}{{2, 0}, {2, 1}, {3, 1}, {50, 0}, {50, 20}, {200, 150}, {200, 400}, {1000, 600}, {1000, 5000}, {3000, 2900}, {500, 60000}}
+	for _, tc := range cases {
+		for seed := range uint64(3) {
+			p := mustParams(t, tc.n, 1, seed+1)
+			tab := sketch.NewTable(p)
+			final, updates := randomGraph(rng, tc.n, tc.m)
+			for _, e := range updates {
+				idx := sketch.EdgeIndex(e.Src, e.Dst)
+				p.Update(tab.Sketch(e.Src), idx)
+				p.Update(tab.Sketch(e.Dst), idx)
+			}
+			truth := dsu.New(tc.n)
+			isEdge := map[stream.Edge]bool{}
+			for _, e := range final {
+				truth.Union(e.Src, e.Dst)
+				isEdge[e] = true
+			}
+			d := dsu.New(tc.n)
+			forest, st, err := SpanningForest(tab, d, 1)
+			if err != nil {
+				t.Fatalf("n=%d m=%d seed=%d: %v", tc.n, tc.m, seed, err)
+			}
+			if d.Sets() != truth.Sets() {
+				t.Fatalf("n=%d m=%d seed=%d: %d components, want %d (stats %+v)", tc.n, tc.m, seed, d.Sets(), truth.Sets(), st)
+			}
+			for v := range tc.n {
+				if d.Same(v, 0) != truth.Same(v, 0) {
+					t.Fatalf("n=%d m=%d: partition differs at vertex %d", tc.n, tc.m, v)
+				}
+			}
+			if len(forest.Edges) != int(tc.n)-truth.Sets() {
+				t.Fatalf("forest has %d edges, want %d", len(forest.Edges), int(tc.n)-truth.Sets())
+			}
+			fd := dsu.New(tc.n)
+			for _, e := range forest.Edges {
+				if !isEdge[e] {
+					t.Fatalf("forest edge %v is not in the graph", e)
+				}
+				if _, ok := fd.Union(e.Src, e.Dst); !ok {
+					t.Fatalf("forest edge %v closes a cycle", e)
+				}
+			}
+			if st.BadSamples != 0 {
+				t.Errorf("n=%d m=%d: %d bad samples", tc.n, tc.m, st.BadSamples)
+			}
+			// The query must not change the sketches, and the answer must
+			// not depend on the number of goroutines: a second, parallel
+			// query gives the same forest.
+			d2 := dsu.New(tc.n)
+			forest2, _, err := SpanningForest(tab, d2, 4)
+			if err != nil || d2.Sets() != d.Sets() || !slices.Equal(forest.Edges, forest2.Edges) {
+				t.Fatalf("parallel query: %d components, %v, same forest %v", d2.Sets(), err,
+					slices.Equal(forest.Edges, forest2.Edges))
+			}
+		}
+	}
+}
+
+// TestSpanningForestRunsOut: with too few columns for the rounds a graph
+// needs, the query must say so instead of answering.
+func TestSpanningForestRunsOut(t *testing.T) {
+	p := mustParams(t, 4096, 1, 1)
+	tab := sketch.NewTable(p)
+	for v := uint32(0); v+1 < 4096; v++ {
+		idx := sketch.EdgeIndex(v, v+1)
+		p.Update(tab.Sketch(v), idx)
+		p.Update(tab.Sketch(v+1), idx)
+	}
+	// One round (as if the sketch had one column) cannot join a path of
+	// 4096 vertices.
+	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1)
+	if !errors.Is(err, ErrTooManyRounds) {
+		t.Fatalf("err = %v, want ErrTooManyRounds", err)
+	}
+}
+
+// BenchmarkSpanningForest runs a full Boruvka query, on all cores, over a
+// random graph with average degree 16.
+func BenchmarkSpanningForest(b *testing.B) {
+	for _, lg := range []int{12, 15} {
+		b.Run("vertices=2^"+strconv.Itoa(lg), func(b *testing.B) {
+			n := uint32(1) << lg
+			p := mustParams(b, n, 1, 1)
+			tab := sketch.NewTable(p)
+			rng := rand.New(rand.NewPCG(3, 3))
+			for v := range n {
+				for range 8 {
+					u := rng.Uint32N(n)
+					if u == v {
+						continue
+					}
+					idx := sketch.EdgeIndex(u, v)
+					p.Update(tab.Sketch(u), idx)
+					p.Update(tab.Sketch(v), idx)
+				}
+			}
+			d := dsu.New(n)
+			b.ReportAllocs()
+			for b.Loop() {
+				d.Reset()
+				if _, _, err := SpanningForest(tab, d, runtime.GOMAXPROCS(0)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "vertices/s")
+		})
+	}
+}

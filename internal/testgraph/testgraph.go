@@ -1,0 +1,63 @@
+// Package testgraph writes random edge-update streams for tests and
+// benchmarks of several packages.
+package testgraph
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"sketchcc/stream"
+)
+
+// WriteRandomUpdates writes a binary stream of n uniformly random updates
+// (distinct endpoints) over vertices to w, seeded by seed. With
+// randomTypes the type bytes are random too (an ill-formed stream, which
+// the sketches read as toggles); else every update is an insert. It fails
+// tb on a write error.
+func WriteRandomUpdates(tb testing.TB, w io.Writer, vertices uint32, n int, seed uint64, randomTypes bool) {
+	tb.Helper()
+	sw, err := stream.NewWriter(w, stream.Header{Vertices: vertices, Updates: uint64(n)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for range n {
+		a, b := rng.Uint32N(vertices), rng.Uint32N(vertices-1)
+		if b >= a {
+			b++
+		}
+		u := stream.Update{Edge: stream.Edge{Src: a, Dst: b}}
+		if randomTypes {
+			u.Type = stream.UpdateType(rng.IntN(2))
+		}
+		if err := sw.Write(u); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := sw.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// WriteRandomStream is WriteRandomUpdates into a new file at path.
+func WriteRandomStream(tb testing.TB, path string, vertices uint32, n int, seed uint64, randomTypes bool) {
+	tb.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	WriteRandomUpdates(tb, f, vertices, n, seed, randomTypes)
+}
+
+// RandomStream returns WriteRandomUpdates' stream of n random inserts over
+// vertices, seed 1, in memory.
+func RandomStream(tb testing.TB, vertices uint32, n int) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	WriteRandomUpdates(tb, &buf, vertices, n, 1, false)
+	return buf.Bytes()
+}

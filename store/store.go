@@ -1,0 +1,207 @@
+// Package store holds the main node's sketches and is the one place where
+// a batch is applied to them or a delta merged into them.
+//
+// # Exactly once
+//
+// The sketches are linear over GF(2): a batch applied twice, or a delta
+// merged twice, cancels itself and silently loses its updates. So every
+// batch that leaves the gutters carries a Ticket that the Store issued
+// (Queue), and the Store retires each ticket exactly once, by Apply (the
+// batch sketched here) or by Merge (its delta computed elsewhere). Apply or
+// Merge with a ticket that is not outstanding (never issued, or already
+// retired) changes no sketch and returns an error wrapping ErrTicket; the
+// Store also remembers the first such error and Wait returns it, so a
+// miscount fails the next query instead of hanging it. A batch that never
+// leaves its flushing goroutine is applied by ApplyNow, which queues and
+// retires it in one step.
+//
+// Wait blocks until every batch queued before it was called has been
+// retired: after a flush of the gutters, the sketches then hold every
+// update inserted so far.
+//
+// # Goroutines
+//
+// Queue, Apply, ApplyNow, Merge, Counts and Wait are safe for concurrent
+// use: any number of inserting goroutines may queue, and any number of
+// local delta workers and remote-delta readers may apply and merge, each
+// under the vertex's lock, so two batches of one vertex never race. The
+// Store starts no goroutine. Table may be read (a query) only while no
+// batch is being applied: after Wait, while nobody queues.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"sketchcc/sketch"
+)
+
+// ErrTicket is wrapped by Apply and Merge for a ticket that is not
+// outstanding: a batch applied twice, or a delta for an unknown batch.
+var ErrTicket = errors.New("store: batch not outstanding")
+
+// Ticket names one batch handed out by the gutters, from Queue until
+// Apply or Merge retires it. The zero Ticket is never issued.
+type Ticket = uint64
+
+// Store is the main node's sketch table with its per-vertex locks and the
+// ledger of outstanding batches (see the package doc).
+type Store struct {
+	p     sketch.Params
+	table *sketch.Table
+	locks []sync.Mutex // by vertex: held while its sketch is written
+
+	mu struct {
+		sync.Mutex
+		out    map[Ticket]uint32 // outstanding tickets and their batches' vertices
+		next   Ticket            // last ticket issued
+		broken error             // the first ErrTicket, returned by Wait
+	}
+	queued, applied atomic.Uint64
+	progress        chan struct{} // signalled, without blocking, when applied grows
+}
+
+// New returns a Store of zero sketches for p: p.TableBytes() bytes, backed
+// by memory as vertices are touched.
+func New(p sketch.Params) *Store {
+	s := &Store{p: p, table: sketch.NewTable(p), locks: make([]sync.Mutex, p.Vertices()),
+		progress: make(chan struct{}, 1)}
+	s.mu.out = make(map[Ticket]uint32)
+	return s
+}
+
+// Params returns the sketch parameters.
+func (s *Store) Params() sketch.Params { return s.p }
+
+// Table returns the sketches, for a query to read (see the package doc for
+// when that is safe). The caller must not write them.
+func (s *Store) Table() *sketch.Table { return s.table }
+
+// AdviseHugePages asks the kernel for transparent huge pages for the
+// sketches and reports whether it accepted; see sketch.Table.
+func (s *Store) AdviseHugePages() bool { return s.table.AdviseHugePages() }
+
+// Queue registers a batch for vertex v as handed out and returns its
+// ticket, which travels with the batch until Apply or Merge retires it.
+func (s *Store) Queue(v uint32) Ticket {
+	s.mu.Lock()
+	s.mu.next++
+	t := s.mu.next
+	s.mu.out[t] = v
+	s.mu.Unlock()
+	s.queued.Add(1)
+	return t
+}
+
+// retire removes ticket t of a batch for v from the ledger, or returns an
+// error wrapping ErrTicket (and remembers the first one) when t is not
+// outstanding or was issued for another vertex.
+func (s *Store) retire(t Ticket, v uint32, op string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.mu.out[t]
+	var err error
+	switch {
+	case !ok && t > 0 && t <= s.mu.next:
+		err = fmt.Errorf("%w: %s of batch %d for vertex %d: the batch was applied already", ErrTicket, op, t, v)
+	case !ok:
+		err = fmt.Errorf("%w: %s of batch %d for vertex %d: no such batch was queued", ErrTicket, op, t, v)
+	case w != v:
+		err = fmt.Errorf("%w: %s of batch %d for vertex %d: the batch is for vertex %d", ErrTicket, op, t, v, w)
+	default:
+		delete(s.mu.out, t)
+		return nil
+	}
+	if s.mu.broken == nil {
+		s.mu.broken = err
+	}
+	return err
+}
+
+// Apply sketches the edges {v, u}, u in neighbors, into v's sketch and
+// retires ticket t. It returns an error wrapping ErrTicket, and changes
+// nothing, when t is not an outstanding ticket for v.
+func (s *Store) Apply(t Ticket, v uint32, neighbors []uint32) error {
+	if err := s.retire(t, v, "apply"); err != nil {
+		return err
+	}
+	s.apply(v, neighbors)
+	s.done()
+	return nil
+}
+
+// ApplyNow sketches a batch that was never queued (a flush sketching a
+// gutter in place): it counts as queued and applied at once.
+func (s *Store) ApplyNow(v uint32, neighbors []uint32) {
+	s.queued.Add(1)
+	s.apply(v, neighbors)
+	s.done()
+}
+
+// Merge XORs delta, a sketch computed by sketch.Params.Delta for vertex v,
+// into v's sketch and retires ticket t. It returns an error wrapping
+// ErrTicket, and changes nothing, when t is not an outstanding ticket for v.
+func (s *Store) Merge(t Ticket, v uint32, delta []sketch.Bucket) error {
+	if err := s.retire(t, v, "merge"); err != nil {
+		return err
+	}
+	l := &s.locks[v]
+	l.Lock()
+	sketch.Merge(s.table.Sketch(v), delta)
+	l.Unlock()
+	s.done()
+	return nil
+}
+
+func (s *Store) apply(v uint32, neighbors []uint32) {
+	l := &s.locks[v]
+	l.Lock()
+	s.table.ApplyBatch(v, neighbors)
+	l.Unlock()
+}
+
+// done counts one batch as applied and wakes Wait.
+func (s *Store) done() {
+	s.applied.Add(1)
+	select {
+	case s.progress <- struct{}{}:
+	default:
+	}
+}
+
+// Counts returns the batches queued and the batches applied or merged so
+// far; queued − applied are outstanding.
+func (s *Store) Counts() (queued, applied uint64) {
+	// Load applied first: a batch counted in it was queued before.
+	applied = s.applied.Load()
+	return s.queued.Load(), applied
+}
+
+// Wait blocks until every batch queued before the call has been applied
+// or merged. It returns the first ErrTicket error the Store met, or, when
+// ctx is done first, an error wrapping ctx's cause with the number of
+// batches still out.
+func (s *Store) Wait(ctx context.Context) error {
+	target := s.queued.Load()
+	for s.applied.Load() < target {
+		if err := s.broken(); err != nil {
+			return err
+		}
+		select {
+		case <-s.progress:
+		case <-ctx.Done():
+			return fmt.Errorf("store: %d of %d batches not applied: %w",
+				target-min(target, s.applied.Load()), target, context.Cause(ctx))
+		}
+	}
+	return s.broken()
+}
+
+func (s *Store) broken() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.broken
+}

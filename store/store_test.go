@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"sketchcc/sketch"
+)
+
+func newStore(t testing.TB) *Store {
+	t.Helper()
+	p, err := sketch.NewParams(64, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(p)
+}
+
+// snapshot copies every vertex's sketch.
+func snapshot(s *Store) [][]sketch.Bucket {
+	var out [][]sketch.Bucket
+	for v := range s.Params().Vertices() {
+		out = append(out, slices.Clone(s.Table().Sketch(v)))
+	}
+	return out
+}
+
+func sameSketches(a, b [][]sketch.Bucket) bool {
+	return slices.EqualFunc(a, b, func(x, y []sketch.Bucket) bool { return slices.Equal(x, y) })
+}
+
+// TestApplyTwiceFails: a batch applied a second time, or merged after it
+// was applied, is refused, leaves the sketches alone, and fails Wait.
+func TestApplyTwiceFails(t *testing.T) {
+	s := newStore(t)
+	tk := s.Queue(3)
+	if err := s.Apply(tk, 3, []uint32{1, 2, 5}); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(s)
+	if err := s.Apply(tk, 3, []uint32{1, 2, 5}); !errors.Is(err, ErrTicket) {
+		t.Fatalf("second Apply = %v, want ErrTicket", err)
+	}
+	delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
+	p := s.Params()
+	p.Delta(delta, 3, []uint32{1, 2, 5})
+	if err := s.Merge(tk, 3, delta); !errors.Is(err, ErrTicket) {
+		t.Fatalf("Merge after Apply = %v, want ErrTicket", err)
+	}
+	if !sameSketches(before, snapshot(s)) {
+		t.Fatal("a refused batch changed the sketches")
+	}
+	if err := s.Wait(context.Background()); !errors.Is(err, ErrTicket) {
+		t.Fatalf("Wait = %v, want the ErrTicket met before", err)
+	}
+}
+
+// TestMergeUnknownBatchFails: a delta for a batch never queued, or queued
+// for another vertex, is refused and leaves the sketches alone.
+func TestMergeUnknownBatchFails(t *testing.T) {
+	s := newStore(t)
+	delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
+	p := s.Params()
+	p.Delta(delta, 4, []uint32{9})
+	before := snapshot(s)
+	if err := s.Merge(99, 4, delta); !errors.Is(err, ErrTicket) {
+		t.Fatalf("Merge of an unknown batch = %v, want ErrTicket", err)
+	}
+	if err := s.Merge(0, 4, delta); !errors.Is(err, ErrTicket) {
+		t.Fatalf("Merge with the zero ticket = %v, want ErrTicket", err)
+	}
+	tk := s.Queue(5)
+	if err := s.Merge(tk, 4, delta); !errors.Is(err, ErrTicket) {
+		t.Fatalf("Merge for another vertex's batch = %v, want ErrTicket", err)
+	}
+	if !sameSketches(before, snapshot(s)) {
+		t.Fatal("a refused delta changed the sketches")
+	}
+	if q, a := s.Counts(); q != 1 || a != 0 {
+		t.Fatalf("Counts = %d queued, %d applied; want 1, 0", q, a)
+	}
+}
+
+// TestApplyMergeAndNowAgree: the three ways in give the sketch of every
+// update, and Wait returns once each queued batch is retired.
+func TestApplyMergeAndNowAgree(t *testing.T) {
+	s := newStore(t)
+	want := sketch.NewTable(s.Params())
+	batches := []struct {
+		v  uint32
+		nb []uint32
+	}{{1, []uint32{2, 3}}, {1, []uint32{4}}, {2, []uint32{1, 7}}, {9, []uint32{8}}}
+	for _, b := range batches {
+		want.ApplyBatch(b.v, b.nb)
+	}
+	t1, t2 := s.Queue(1), s.Queue(1)
+	s.ApplyNow(2, batches[2].nb)
+	t4 := s.Queue(9)
+	waited := make(chan error, 1)
+	go func() { waited <- s.Wait(context.Background()) }()
+	if err := s.Apply(t1, 1, batches[0].nb); err != nil {
+		t.Fatal(err)
+	}
+	delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
+	p := s.Params()
+	p.Delta(delta, 1, batches[1].nb)
+	if err := s.Merge(t2, 1, delta); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waited:
+		t.Fatalf("Wait returned %v with batch %d outstanding", err, t4)
+	case <-time.After(20 * time.Millisecond):
+	}
+	if err := s.Apply(t4, 9, batches[3].nb); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	for v := range s.Params().Vertices() {
+		if !slices.Equal(s.Table().Sketch(v), want.Sketch(v)) {
+			t.Fatalf("vertex %d: sketch differs from the batches applied directly", v)
+		}
+	}
+}
+
+// TestWaitNamesMissingBatches: Wait gives up with ctx and says how many
+// batches are out.
+func TestWaitNamesMissingBatches(t *testing.T) {
+	s := newStore(t)
+	s.Queue(1)
+	s.Queue(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err := s.Wait(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "store: 2 of 2 batches not applied: context deadline exceeded" {
+		t.Fatalf("Wait = %v", err)
+	}
+}
