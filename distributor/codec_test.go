@@ -89,13 +89,13 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestNodeMetaRoundTrip(t *testing.T) {
-	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8}
+	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8, Name: "w1", Incarnation: 1 << 60, Leaving: true}
 	got, err := decodeMeta(encodeMeta(m))
 	requireNoError(t, err)
 	if got != m {
 		t.Errorf("got %+v, want %+v", got, m)
 	}
-	if _, err := decodeMeta([]byte{0x93, 0xa1}); err == nil {
+	if _, err := decodeMeta([]byte{0x96, 0xa1}); err == nil {
 		t.Error("truncated metadata decoded")
 	}
 }
@@ -167,8 +167,8 @@ func TestReadVersion(t *testing.T) {
 			t.Errorf("readVersion(%q) = %v, want an error saying %q", in, err, wantText)
 		}
 	}
-	f("sketchcc-batch/2", "")
-	f("sketchcc-batch/1", `peer speaks "sketchcc-batch/1"`)
+	f("sketchcc-batch/4", "")
+	f("sketchcc-batch/3", `peer speaks "sketchcc-batch/3"`)
 	f("GET / HTTP/1.1\r\nHost", "not a sketchcc peer")
 	f("sketch", "unexpected EOF")
 }
@@ -181,10 +181,10 @@ func handshake(t *testing.T, mainKey, workerKey []byte, p sketch.Params) (mainEr
 	defer b.Close()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_, _, workerErr = workerHandshake(newFrameReader(b, nil), newFrameWriter(b, nil), workerKey, "w", 1)
+		_, workerErr = workerHandshake(newFrameReader(b, nil), newFrameWriter(b, nil), workerKey, "w", 1, DefaultMaxFrameBytes)
 		b.Close()
 	})
-	_, mainErr = mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), mainKey, "m", p, 100)
+	_, mainErr = mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), mainKey, "m", p, 100, DefaultMaxFrameBytes)
 	a.Close()
 	wg.Wait()
 	return mainErr, workerErr
@@ -225,7 +225,7 @@ func TestHandshakeWrongVersion(t *testing.T) {
 	go io.Copy(io.Discard, b)
 	go io.WriteString(b, "sketchcc-batch/9")
 	p, _ := sketch.NewParams(10, 1, 1)
-	_, err := mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), nil, "m", p, 10)
+	_, err := mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), nil, "m", p, 10, DefaultMaxFrameBytes)
 	if !errors.Is(err, ErrVersion) {
 		t.Errorf("got %v, want ErrVersion", err)
 	}

@@ -19,9 +19,15 @@
 //     It keeps no state between batches.
 //   - Membership wraps memberlist. A worker advertises its data-plane
 //     address in its node metadata (NodeMeta, msgpack, a few dozen of
-//     memberlist's 512 bytes); Pool.Follow connects to every worker that
-//     joins and drops the connection of every worker that leaves or is
-//     declared dead. memberlist's ChannelEventDelegate blocks its callback
+//     memberlist's 512 bytes), with its name and its incarnation (the
+//     process's start time): memberlist knows each process as
+//     name#incarnation, so a worker restarted under its old name joins
+//     at once, and the Pool replaces the older incarnation's connection
+//     and ignores later news of the old process. A member that leaves
+//     first advertises Leaving, so a departure (Left) and a failure
+//     (Failed) are reported apart. Pool.Follow connects to every worker
+//     that joins and drops the connection of every worker that leaves or
+//     is declared dead. memberlist's ChannelEventDelegate blocks its callback
 //     when its channel is full; a goroutine of Membership drains it into
 //     Events at once, and the Pool's goroutine handles an event without
 //     blocking (connections are made by the distributor's own goroutine).
@@ -29,16 +35,16 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/2"; a peer that sends anything else is
-// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/1" for
+// raw, the 16 bytes "sketchcc-batch/4"; a peer that sends anything else is
+// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/3" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/2", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/2", hello{name, Nw, MACw}
-//	params{V, f, seed, R, S, maxBatch, MACm} ──▶
-//	                                     ◀─────  ready{threads}      (or error{reason})
+//	"sketchcc-batch/4", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/4", hello{name, Nw, MACw}
+//	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
+//	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶
 //	                                     ◀─────  deltas ...
 //	stop{reason}                         ─────▶  (the worker exits)
@@ -50,7 +56,13 @@
 // sends error{"authentication failed: …"} and closes: a worker without the
 // key gets no batch, a main node without it gets no delta. The worker
 // rebuilds the sketch parameters with sketch.NewParams and refuses them
-// (error{…}) if its build computes another geometry. Before the handshake
+// (error{…}) if its build computes another geometry. maxFrameM and
+// maxFrameW are the largest frame payloads each side reads
+// (--max-frame-bytes): each side keeps its frames within the other's, and
+// a limit that cannot hold one batch (its largest encoding, 1 + 5 ·
+// maxBatch bytes) or one delta is
+// refused with error{"… raise --max-frame-bytes on the worker to at least
+// N"}, logged on both sides. Before the handshake
 // is over a header may not exceed 1 KiB and a payload must be empty, so a
 // stranger cannot make either side allocate.
 //
@@ -113,9 +125,15 @@
 //     the gutters' queue fills and the stream reader blocks: the
 //     back-pressure reaches the reader, and the main node holds at most
 //     Credits batches per worker.
-//   - Timeouts: a worker that holds batches must answer within
-//     AnswerTimeout, and a frame must be written within it, or its
-//     connection is dropped and its batches are sent elsewhere. A query's
+//   - Timeouts: each batch must be answered within AnswerTimeout of the
+//     write of its frame, or it is sketched on the main node (its late
+//     delta is then dropped as unknown) and its credit given back, while
+//     the connection goes on. A worker that holds batches and sends no
+//     byte for AnswerTimeout, or takes no byte of a frame for that long,
+//     loses its connection; one whose bytes keep coming is not cut. A
+//     connection that drops while its worker is still a member is
+//     dialled again after 100 ms, then twice as long each time, up to
+//     RedialBackoff; not after a refusal, a stop or a goodbye. A query's
 //     flush has its own deadline (main-node --flush-timeout); when it
 //     passes, Pool.Late names each worker that still holds batches.
 //   - Local cutoff: a batch of fewer than LocalCutoff updates is sketched on

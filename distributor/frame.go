@@ -38,8 +38,10 @@ func (t messageType) String() string {
 }
 
 // protocolVersion opens every connection, raw, in both directions, before
-// any frame.
-const protocolVersion = "sketchcc-batch/2"
+// any frame. Version 4: the sketch's column hashes changed (sketch.columnHash),
+// so deltas of an earlier worker would not merge with this main node's
+// sketches.
+const protocolVersion = "sketchcc-batch/4"
 
 // DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
 const DefaultMaxFrameBytes = 64 << 20

@@ -56,14 +56,15 @@ func (p Params) Update(s []Bucket, idx uint64) {
 
 // updateIndex XORs idx into s, a sketch of columns columns of rows rows
 // hashed with seeds (Params' fields).
-func updateIndex(seeds *[MaxColumns + 1]uint64, rows, columns int, s []Bucket, idx uint64) {
+func updateIndex(seeds *[keySeed + 1]uint64, rows, columns int, s []Bucket, idx uint64) {
 	g := hash(idx, seeds[0])
+	k := hash(idx, seeds[keySeed])
 	s[0].Alpha ^= idx
 	s[0].Gamma ^= g
 	colSeeds := seeds[1 : 1+columns]
 	base := 1
 	for _, cs := range colSeeds {
-		if d := depth(hash(idx, cs)); d < rows {
+		if d := depth(columnHash(k, cs)); d < rows {
 			b := &s[base+d]
 			b.Alpha ^= idx
 			b.Gamma ^= g
@@ -75,9 +76,11 @@ func updateIndex(seeds *[MaxColumns + 1]uint64, rows, columns int, s []Bucket, i
 // ApplyBatch XORs into s, vertex v's sketch of BucketsPerVertex buckets,
 // the edge {v, u} for every u in neighbors. It allocates nothing. Each u
 // must be a vertex other than v; the caller checks (the stream readers do).
-// On amd64 CPUs with AVX-512 (F, DQ, CD, VL) it runs an assembly kernel
-// that hashes 8 columns per instruction and writes the same buckets as the
-// portable loop, bit for bit (apply_amd64.s; -tags purego turns it off).
+// On amd64 it runs an assembly kernel, AVX-512 (8 columns per
+// instruction) or AVX2 (4), chosen at start-up from the CPU's features or
+// forced with SetKernel; every kernel writes the same buckets as the
+// portable Go loop, bit for bit (apply_amd64.s; -tags purego leaves only
+// the Go loop).
 func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	s = s[:p.BucketsPerVertex()]
 	if p.applyBatchFast(s, v, neighbors) {

@@ -98,6 +98,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
+	cli.KernelVar(fs)
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: main-node --stream FILE [flags]\n\n"+

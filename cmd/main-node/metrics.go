@@ -73,7 +73,7 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 	if m.srv, err = metrics.Serve(c.listen, reg, log); err != nil {
 		return nil, err
 	}
-	// At warn, like "main node listening": scripts read the address.
+	// At warn, so that scripts read the address at the default level.
 	log.Warn("metrics listening", "addr", m.srv.Addr())
 	return m, nil
 }

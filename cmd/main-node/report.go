@@ -42,7 +42,7 @@ type summary struct {
 	SketchColumns        int           `json:"sketch_columns"`
 	SketchRows           int           `json:"sketch_rows"`
 	BatchUpdates         int           `json:"batch_updates"`
-	SketchKernel         string        `json:"sketch_kernel"`          // "avx512" or "portable"
+	SketchKernel         string        `json:"sketch_kernel"`          // "avx512", "avx2" or "portable"
 	TransparentHugePages string        `json:"transparent_huge_pages"` // the kernel's THP mode
 	HugePages            bool          `json:"huge_pages"`             // sketches and gutters advised to use them
 	LocalWorkers         int           `json:"local_workers"`
