@@ -189,7 +189,9 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	// more deltas (4,096 × 7 KB) than the socket buffers hold.
 	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
 		"--batch-factor", "0.05", "--credits", "4096", "--labels", labelsPath)
-	w := startWorker(t, addr)
+	// The worker's own bound is --shutdown-timeout (1 s by default); half
+	// of it leaves the 2 s bound room for a loaded test machine.
+	w := startWorker(t, addr, "--shutdown-timeout", "500ms")
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
 	time.Sleep(500 * time.Millisecond) // the main node ships batches
 	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
