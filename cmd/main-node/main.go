@@ -47,6 +47,7 @@ type config struct {
 	labels       string
 	forest       string
 	workers      int
+	readers      int
 	cluster      clusterConfig
 	sketchFactor float64
 	batchFactor  float64
@@ -74,6 +75,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
+	fs.IntVar(&c.readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
+		"goroutines reading a binary stream file, each with a gutter inserter (default: one per 4 cores); 1 reads and inserts on one goroutine")
 	addClusterFlags(fs, &c.cluster)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
 	fs.Float64Var(&c.batchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
@@ -111,6 +114,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if c.workers < 1 || c.workers > ingest.MaxWorkers {
 		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", c.workers, ingest.MaxWorkers))
+	}
+	if c.readers < 1 || c.readers > ingest.MaxReaders {
+		errs = append(errs, fmt.Errorf("--readers=%d, want [1, %d]", c.readers, ingest.MaxReaders))
 	}
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
 	if !(c.sketchFactor > 0) {
@@ -161,7 +167,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	workers, remote := c.cluster.engineWorkers(c.workers)
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches,
+		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, Readers: c.readers,
 		// Huge pages pay when most sketches and gutters get touched; on a
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
@@ -238,7 +244,7 @@ func openSource(path, format string) (stream.Source, func(), error) {
 		if err != nil {
 			return nil, nil, withFormatHint(path, err)
 		}
-		return f.Reader(0, f.Header().Updates), func() { f.Close() }, nil
+		return f.Cursor(), func() { f.Close() }, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
