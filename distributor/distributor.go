@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,9 +123,14 @@ func (d *distributor) run() {
 	defer d.p.setActive(-1)
 	defer d.connected.Store(false)
 
+	// pprof labels split the main node's CPU by stage (main-node --json).
 	var reader sync.WaitGroup
-	reader.Go(func() { d.fail(d.readDeltas(fr)) })
-	d.fail(d.writeBatches(fw))
+	reader.Go(func() {
+		pprof.Do(context.Background(), pprof.Labels("stage", "merge", "goroutine", "merge-"+d.name),
+			func(context.Context) { d.fail(d.readDeltas(fr)) })
+	})
+	pprof.Do(context.Background(), pprof.Labels("stage", "ship", "goroutine", "ship-"+d.name),
+		func(context.Context) { d.fail(d.writeBatches(fw)) })
 	reader.Wait()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -192,7 +193,10 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
-	p.wg.Go(p.runFallback)
+	p.wg.Go(func() {
+		pprof.Do(context.Background(), pprof.Labels("stage", "apply", "goroutine", "fallback"),
+			func(context.Context) { p.runFallback() })
+	})
 	return p, nil
 }
 

@@ -145,11 +145,7 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64, claim, stop *atomic.Uint64,
 	queues []chan []pair, inserted *atomic.Uint64, fail func(uint64, error)) {
 	f := e.fan
-	nparts := len(f.parts)
-	chunks := make([][]pair, nparts)
-	for i := range chunks {
-		chunks[i] = <-f.pool
-	}
+	so := newSorter(len(f.parts), queues, f.pool)
 	buf := make([]stream.Update, readChunk)
 	for {
 		blo := claim.Add(block) - block
@@ -165,23 +161,7 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 				break
 			}
 			k, err := r.Read(buf)
-			for _, u := range buf[:k] {
-				s, d := u.Src, u.Dst
-				i := gutters.PartOf(s, nparts)
-				c := append(chunks[i], pair{s, d})
-				if len(c) == pairChunk {
-					queues[i] <- c
-					c = <-f.pool
-				}
-				chunks[i] = c
-				i = gutters.PartOf(d, nparts)
-				c = append(chunks[i], pair{d, s})
-				if len(c) == pairChunk {
-					queues[i] <- c
-					c = <-f.pool
-				}
-				chunks[i] = c
-			}
+			so.add(buf[:k])
 			at += uint64(k)
 			inserted.Add(uint64(k))
 			if err == io.EOF {
@@ -203,11 +183,64 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 			fail(at, fmt.Errorf("ingest: stream ended at update %d, inside a block [%d, %d)", at, blo, bhi))
 		}
 	}
-	for i, c := range chunks {
-		if len(c) > 0 {
-			queues[i] <- c
+	so.close()
+}
+
+// sorter collects a reader's pairs into one chunk per Part and hands a
+// full chunk to that Part's inserter. One reader owns it.
+type sorter struct {
+	chunks [][]pair // by Part: pairChunk long
+	fill   []int    // by Part: pairs in the chunk
+	queues []chan []pair
+	pool   chan []pair
+}
+
+func newSorter(parts int, queues []chan []pair, pool chan []pair) *sorter {
+	s := &sorter{chunks: make([][]pair, parts), fill: make([]int, parts), queues: queues, pool: pool}
+	for i := range s.chunks {
+		s.chunks[i] = (<-pool)[:pairChunk]
+	}
+	return s
+}
+
+// add sorts the two pairs of each update of us by Part.
+func (s *sorter) add(us []stream.Update) {
+	n := len(s.chunks)
+	chunks, fill := s.chunks, s.fill[:n]
+	for _, u := range us {
+		src, dst := u.Src, u.Dst
+		i := gutters.PartOf(src, n)
+		k := fill[i]
+		chunks[i][k] = pair{src, dst}
+		fill[i] = k + 1
+		if k+1 == pairChunk {
+			s.handOver(i)
+		}
+		i = gutters.PartOf(dst, n)
+		k = fill[i]
+		chunks[i][k] = pair{dst, src}
+		fill[i] = k + 1
+		if k+1 == pairChunk {
+			s.handOver(i)
+		}
+	}
+}
+
+// handOver queues Part i's full chunk and takes an empty one.
+//
+//go:noinline
+func (s *sorter) handOver(i int) {
+	s.queues[i] <- s.chunks[i][:s.fill[i]]
+	s.chunks[i], s.fill[i] = (<-s.pool)[:pairChunk], 0
+}
+
+// close hands over the partial chunks and returns the empty ones.
+func (s *sorter) close() {
+	for i, c := range s.chunks {
+		if s.fill[i] > 0 {
+			s.queues[i] <- c[:s.fill[i]]
 		} else {
-			f.pool <- c
+			s.pool <- c[:0]
 		}
 	}
 }

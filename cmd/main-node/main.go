@@ -189,13 +189,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if c.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(c.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stopProfile()
+	prof, err := startProfile(c.cpuProfile, c.json)
+	if err != nil {
+		return err
 	}
+	defer prof.stop(0)
 	cl, err := startCluster(ctx, c.cluster, e, log)
 	if err != nil {
 		return err
@@ -204,11 +202,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, runtime.GOMAXPROCS(0)),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
-	res, err := ingestAndQuery(ctx, c, room, src, points, log)
+	var res *runResult
+	// The querying goroutine's own work, and the Boruvka goroutines it
+	// starts, are the "query" stage; ingestion relabels its own.
+	pprof.Do(ctx, pprof.Labels("stage", "query"), func(ctx context.Context) {
+		res, err = ingestAndQuery(ctx, c, room, src, points, log)
+	})
 	stopProgress()
 	if err != nil {
 		return err
 	}
+	prof.stop(res.final.AfterUpdates)
+	res.cpu = prof.split()
 	return report(stdout, c, e, h, res, cl)
 }
 
@@ -256,19 +261,6 @@ func openSource(path, format string) (stream.Source, func(), error) {
 		return nil, nil, err
 	}
 	return t, func() { f.Close() }, nil
-}
-
-// startCPUProfile writes a CPU profile to path until the returned func runs.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // withFormatHint adds to a binary stream's error what the file looks like

@@ -46,6 +46,8 @@ type runResult struct {
 	// excluded; endToEnd runs from the start of ingestion to the end of
 	// the final query's flush.
 	ingest, endToEnd time.Duration
+	// cpu is the main process's CPU per update by stage, with --json.
+	cpu *stageCPU
 }
 
 // queryPositions returns the sorted update counts after which to query:

@@ -50,6 +50,7 @@ type summary struct {
 	Greedy               bool          `json:"greedy"`
 	Queries              []queryRecord `json:"queries"`
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
+	MainCPU              *stageCPU     `json:"main_cpu,omitempty"`
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
@@ -73,6 +74,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Greedy:        !c.noGreedy,
 		Queries:       run.queries,
 		PeakRSSBytes:  cli.PeakRSS(),
+		MainCPU:       run.cpu,
 	}
 	if c.json {
 		enc := json.NewEncoder(w)
