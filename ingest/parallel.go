@@ -147,13 +147,14 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 	f := e.fan
 	so := newSorter(len(f.parts), queues, f.pool)
 	buf := make([]stream.Update, readChunk)
+	raw := make([]byte, readChunk*stream.RecordBytes*8)
 	for {
 		blo := claim.Add(block) - block
 		if blo >= stop.Load() {
 			break
 		}
 		bhi := min(blo+block, stop.Load())
-		r := file.Reader(blo, bhi)
+		r := file.ReaderBuf(blo, bhi, raw)
 		at := blo
 		for at < bhi {
 			if err := context.Cause(ctx); err != nil {

@@ -362,6 +362,19 @@ func (f *File) Reader(lo, hi uint64) *Reader {
 	return &Reader{r: sr, name: f.name, h: f.h, next: lo, limit: hi}
 }
 
+// ReaderBuf is Reader reading through buf, which the caller may reuse
+// for the next range once this Reader is done with, so that a goroutine
+// reading many short ranges does not allocate (and fault in) a buffer per
+// range. buf must hold at least RecordBytes bytes; a shorter one is
+// replaced by a new buffer.
+func (f *File) ReaderBuf(lo, hi uint64, buf []byte) *Reader {
+	r := f.Reader(lo, hi)
+	if len(buf) >= RecordBytes {
+		r.buf = buf
+	}
+	return r
+}
+
 // Close closes the file. Readers must not be used after it.
 func (f *File) Close() error { return f.f.Close() }
 

@@ -28,11 +28,13 @@ type cpuProfile struct {
 // stageCPU is the "main_cpu" object of --json: the main process's CPU per
 // stream update, split by pipeline stage and by goroutine. Stages and
 // goroutines come from the CPU profile (100 samples per second of CPU);
-// "other" is the process's CPU time (getrusage) minus the labelled stages:
-// the query, the runtime, the garbage collector and unsampled time.
+// "other" is the samples without a stage (the runtime's scheduler and
+// garbage collector, memberlist), and "unsampled" the process's CPU time
+// (getrusage) that the profile did not sample (the profiler's own
+// goroutine and signal handling among it).
 type stageCPU struct {
 	TotalNsPerUpdate float64            `json:"total_ns_per_update"`
-	Stages           map[string]float64 `json:"stages_ns_per_update"` // read, insert, apply, ship, merge, query, other
+	Stages           map[string]float64 `json:"stages_ns_per_update"` // read, insert, apply, ship, merge, query, other, unsampled
 	Busiest          string             `json:"busiest_goroutine"`
 	BusiestNs        float64            `json:"busiest_goroutine_ns_per_update"`
 	BusiestStage     string             `json:"busiest_stage"`
@@ -115,12 +117,14 @@ func splitStages(prof *profile.Profile, total time.Duration, updates uint64) *st
 	}
 	per := func(ns int64) float64 { return float64(ns) / float64(updates) }
 	stages, goroutines := map[string]int64{}, map[string]int64{}
-	var labelled int64
+	var sampled int64
 	for _, s := range prof.Sample {
 		v := s.Value[cpu]
+		sampled += v
 		if st := s.Label["stage"]; len(st) > 0 {
 			stages[st[0]] += v
-			labelled += v
+		} else {
+			stages["other"] += v
 		}
 		if g := s.Label["goroutine"]; len(g) > 0 {
 			goroutines[g[0]] += v
@@ -128,12 +132,13 @@ func splitStages(prof *profile.Profile, total time.Duration, updates uint64) *st
 	}
 	out := &stageCPU{TotalNsPerUpdate: per(total.Nanoseconds()), Stages: map[string]float64{},
 		Goroutines: map[string]float64{}}
-	for _, name := range []string{"read", "insert", "apply", "ship", "merge", "query"} {
+	for _, name := range []string{"read", "insert", "apply", "ship", "merge", "query", "other"} {
 		out.Stages[name] = per(stages[name])
 	}
-	out.Stages["other"] = per(max(0, total.Nanoseconds()-labelled))
+	out.Stages["unsampled"] = per(max(0, total.Nanoseconds()-sampled))
 	out.Busiest, out.BusiestNs = largest(goroutines)
 	delete(stages, "query") // not per-update work
+	delete(stages, "other")
 	out.BusiestStage, out.BusiestStageNs = largest(stages)
 	out.BusiestNs, out.BusiestStageNs = per(int64(out.BusiestNs)), per(int64(out.BusiestStageNs))
 	for g, v := range goroutines {

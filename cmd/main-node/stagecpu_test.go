@@ -30,7 +30,8 @@ func TestSplitStages(t *testing.T) {
 		},
 	}
 	got := splitStages(prof, 1000*time.Nanosecond, 10)
-	want := map[string]float64{"read": 40, "insert": 20, "ship": 25, "merge": 0, "apply": 0, "query": 5, "other": 10}
+	want := map[string]float64{"read": 40, "insert": 20, "ship": 25, "merge": 0, "apply": 0, "query": 5, "other": 7,
+		"unsampled": 3}
 	for k, v := range want {
 		if math.Abs(got.Stages[k]-v) > 1e-9 {
 			t.Errorf("stage %s: %v ns/update, want %v", k, got.Stages[k], v)
