@@ -91,8 +91,9 @@ cluster() { # stream readers
 			"$bin/worker" --join "$addr" --listen 127.0.0.1:0 --threads "$threads" 2>"$bin/w$w.log" &
 		pids+=("$!")
 	done
-	wait "${pids[@]}"
+	wait "${pids[@]}" || true
 	pids=()
+	[ -s "$bin/main.json" ] || { echo "main-node failed:" >&2; tail -20 "$bin/main.log" >&2; exit 1; }
 }
 
 for f in "$@"; do
