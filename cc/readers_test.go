@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"sketchcc/internal/offline/streamgen"
@@ -167,5 +168,23 @@ func TestReadersFirstBadRecord(t *testing.T) {
 		}
 		e.Close()
 		f.Close()
+	}
+}
+
+// TestReadersCancel: a cancelled context stops parallel readers, and Run
+// says where it stopped without an answer.
+func TestReadersCancel(t *testing.T) {
+	const path = "../testdata/facebook_combined.bin"
+	h := mustHeader(t, path)
+	for _, r := range readerCounts[1:] {
+		e, src := openEngine(t, path, testConfig{Readers: r})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		answered := false
+		_, err := e.Run(ctx, src, Schedule{At: []uint64{h.Updates}, Name: path,
+			Answer: func(*Result) error { answered = true; return nil }})
+		if err == nil || answered || !strings.Contains(err.Error(), "interrupted after") {
+			t.Errorf("readers=%d: %v (answered %v), want an interruption without an answer", r, err, answered)
+		}
 	}
 }
