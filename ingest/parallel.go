@@ -80,12 +80,13 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 	var (
 		claim    atomic.Uint64 // next block's first record
 		stop     atomic.Uint64 // no block starting here or later is read
-		inserted atomic.Uint64
 		mu       sync.Mutex
 		first    *readErr
 	)
 	claim.Store(lo)
 	stop.Store(hi)
+	// The readers count into e.updates as they go, for a progress bar.
+	before := e.updates.Load()
 	block := min(blockRecords, max(minBlockRecords, (hi-lo)/uint64(4*e.cfg.Readers)))
 	fail := func(at uint64, err error) {
 		mu.Lock()
@@ -114,7 +115,7 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 	for i := range e.cfg.Readers {
 		readers.Go(func() {
 			pprof.Do(ctx, pprof.Labels("stage", "read", "goroutine", "read-"+strconv.Itoa(i)), func(context.Context) {
-				e.readBlocks(ctx, cur.File(), block, &claim, &stop, queues, &inserted, fail)
+				e.readBlocks(ctx, cur.File(), block, &claim, &stop, queues, &e.updates, fail)
 			})
 		})
 	}
@@ -123,8 +124,7 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 		close(q)
 	}
 	inserters.Wait()
-	k := inserted.Load()
-	e.updates.Add(k)
+	k := e.updates.Load() - before
 	if first != nil {
 		// Read resumes at the bad record and meets the error again.
 		_ = cur.Seek(first.at)
