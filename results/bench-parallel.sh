@@ -93,7 +93,7 @@ cluster() { # stream readers
 	done
 	wait "${pids[@]}" || true
 	pids=()
-	[ -s "$bin/main.json" ] || { echo "main-node failed:" >&2; tail -20 "$bin/main.log" >&2; exit 1; }
+	[ -s "$bin/main.json" ] || { echo "main-node failed:" >&2; tail -20 "$bin/main.log" "$bin"/w*.log >&2; exit 1; }
 }
 
 for f in "$@"; do
