@@ -26,6 +26,9 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$bin"; }
 trap cleanup EXIT
 go build -o "$bin/" ./cmd/main-node ./cmd/worker
+# A cluster key keeps other clusters gossiping on loopback out of this one.
+head -c 32 /dev/urandom | base64 >"$bin/key"
+chmod 600 "$bin/key"
 
 date=$(date -u +%Y-%m-%d)
 out=results/parallel-cluster-$date.md
@@ -77,7 +80,7 @@ PY
 cluster() { # stream readers
 	local f=$1 r=$2
 	"$bin/main-node" --stream "$f" --readers "$r" --listen 127.0.0.1:0 --expect-workers "$k" --local-workers 0 \
-		--json --progress never --log-level info >"$bin/main.json" 2>"$bin/main.log" &
+		--cluster-key-file "$bin/key" --json --progress never --log-level info >"$bin/main.json" 2>"$bin/main.log" &
 	pids=("$!")
 	local addr=
 	for _ in $(seq 400); do
@@ -88,7 +91,7 @@ cluster() { # stream readers
 	[ -n "$addr" ] || { cat "$bin/main.log" >&2; exit 1; }
 	for w in $(seq "$k"); do
 		/usr/bin/time -f "%U %S" -o "$bin/w$w.time" \
-			"$bin/worker" --join "$addr" --listen 127.0.0.1:0 --threads "$threads" 2>"$bin/w$w.log" &
+			"$bin/worker" --join "$addr" --listen 127.0.0.1:0 --threads "$threads" --cluster-key-file "$bin/key" 2>"$bin/w$w.log" &
 		pids+=("$!")
 	done
 	wait "${pids[@]}" || true

@@ -33,24 +33,27 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "- $(go version)"
 	echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (dirty)') against $base ($(git rev-parse --short "$base"))"
 	echo "- \`main-node --stream S --json\` at default settings (head: default --readers = cores/4 = $(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))),"
-	echo "  and head with --readers R; $runs interleaved runs of each; main CPU = process CPU per update (getrusage, head only)"
+	echo "  and head with --readers R; $runs interleaved runs of each; process CPU = user + system CPU of the whole process per update (/usr/bin/time);"
+	echo "  main CPU = the same from ingestion's start, split by stage (head's main_cpu)"
 	echo
-	echo "| stream | binary | run | components (exact) | updates/s | main CPU ns/upd | read / insert / apply / other / unsampled | busiest goroutine ns/upd | peak RSS |"
-	echo "|---|---|---:|---|---:|---:|---|---|---:|"
+	echo "| stream | binary | run | components (exact) | updates/s | process CPU ns/upd | main CPU ns/upd (profiled span) | read / insert / apply / other / unsampled | busiest goroutine ns/upd | peak RSS |"
+	echo "|---|---|---:|---|---:|---:|---:|---|---|---:|"
 } >"$out.tmp"
 
 row() { # stream label run json exact
 	python3 - "$@" >>"$out.tmp" <<'PY'
 import json, sys
-stream, label, run, path, exact = sys.argv[1:]
+stream, label, run, path, exact, tpath = sys.argv[1:]
 j = json.load(open(path))
+u, s = (float(x) for x in open(tpath).read().split()[:2])
+proc = (u + s) * 1e9 / j["updates"]
 m = j.get("main_cpu") or {}
 st = m.get("stages_ns_per_update", {})
 stages = " / ".join(f"{st[s]:.1f}" for s in ("read", "insert", "apply", "other", "unsampled")) if st else "-"
 busy = f"{m['busiest_goroutine']} {m['busiest_goroutine_ns_per_update']:.1f}" if m else "-"
 tot = f"{m['total_ns_per_update']:.1f}" if m else "-"
 ok = "yes" if j["components"] == int(exact) else f"NO (want {exact})"
-print(f"| {stream} | {label} | {run} | {j['components']} ({ok}) | {j['updates_per_second']/1e6:.2f} M | {tot} | {stages} | {busy} | {j['peak_rss_bytes']/2**20:.0f} MiB |")
+print(f"| {stream} | {label} | {run} | {j['components']} ({ok}) | {j['updates_per_second']/1e6:.2f} M | {proc:.1f} | {tot} | {stages} | {busy} | {j['peak_rss_bytes']/2**20:.0f} MiB |")
 PY
 	tail -1 "$out.tmp" >&2
 }
@@ -66,8 +69,8 @@ for f in "$@"; do
 			head) args=("$bin/head"); label="head" ;;
 			*) args=("$bin/head" --readers "$cfg"); label="head --readers $cfg" ;;
 			esac
-			flock "$lock" "${args[@]}" --stream "$f" --json --progress never >"$bin/out.json"
-			row "$name" "$label" "$i" "$bin/out.json" "$exact"
+			flock "$lock" /usr/bin/time -f "%U %S" -o "$bin/time" "${args[@]}" --stream "$f" --json --progress never >"$bin/out.json"
+			row "$name" "$label" "$i" "$bin/out.json" "$exact" "$bin/time"
 			rates[$name,$label]+="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["updates_per_second"])' "$bin/out.json") "
 		done
 	done
