@@ -1,7 +1,6 @@
 package cc
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -12,8 +11,9 @@ import (
 )
 
 // ErrTooManyRounds is wrapped by SpanningForest when every column has been
-// used and some supernode has not yet sampled Zero.
-var ErrTooManyRounds = errors.New("cc: Boruvka ran out of sketch columns")
+// used and some supernode has not yet sampled Zero. It is
+// sketch.ErrTooManyRounds, which Sample wraps for a column past the last.
+var ErrTooManyRounds = sketch.ErrTooManyRounds
 
 // Forest is a spanning forest: the edges Boruvka used to join supernodes,
 // at most Vertices−1 of them, each with Src < Dst.
@@ -195,7 +195,9 @@ func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sk
 }
 
 // sampleRound fills samples[i] with the sample of column r of supernode
-// active[i], whose vertices are members[start[i]:start[i+1]].
+// active[i], whose vertices are members[start[i]:start[i+1]]. r is below
+// the column count and every slice sampled is a sketch or a column view,
+// so Sample's and SampleColumn's errors cannot occur and are not checked.
 func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
 	p := t.Params()
 	w := p.Rows() + 1
@@ -206,7 +208,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; big(ms) {
-			samples[i].idx, samples[i].res = p.SampleColumn(mergeParallel(t, ms, colLo, colHi, workers))
+			samples[i].idx, samples[i].res, _ = p.SampleColumn(mergeParallel(t, ms, colLo, colHi, workers))
 		}
 	}
 	var next atomic.Int64
@@ -223,7 +225,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 					continue
 				}
 				if len(ms) == 1 {
-					samples[i].idx, samples[i].res = p.Sample(t.Sketch(ms[0]), r)
+					samples[i].idx, samples[i].res, _ = p.Sample(t.Sketch(ms[0]), r)
 					continue
 				}
 				clear(view)
@@ -233,7 +235,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 					view[0].Gamma ^= s[0].Gamma
 					sketch.Merge(view[1:], s[colLo:colHi])
 				}
-				samples[i].idx, samples[i].res = p.SampleColumn(view)
+				samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
 			}
 		}
 	}

@@ -78,10 +78,10 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 	lo := cur.Pos()
 	hi := lo + min(n, cur.Header().Updates-lo)
 	var (
-		claim    atomic.Uint64 // next block's first record
-		stop     atomic.Uint64 // no block starting here or later is read
-		mu       sync.Mutex
-		first    *readErr
+		claim atomic.Uint64 // next block's first record
+		stop  atomic.Uint64 // no block starting here or later is read
+		mu    sync.Mutex
+		first *readErr
 	)
 	claim.Store(lo)
 	stop.Store(hi)
