@@ -94,7 +94,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
-	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
+	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
