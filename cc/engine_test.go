@@ -19,6 +19,7 @@ type testConfig struct {
 	Workers      int
 	QueueBatches int
 	NoGreedy     bool
+	Readers      int
 }
 
 // engine is a query room over an in-process ingest.Engine, as main-node
@@ -30,7 +31,8 @@ type engine struct {
 
 func newEngine(cfg testConfig) (engine, error) {
 	pipe, err := ingest.New(ingest.Config{Vertices: cfg.Vertices, SketchFactor: cfg.SketchFactor,
-		BatchFactor: cfg.BatchFactor, Seed: cfg.Seed, Workers: cfg.Workers, QueueBatches: cfg.QueueBatches})
+		BatchFactor: cfg.BatchFactor, Seed: cfg.Seed, Workers: cfg.Workers, QueueBatches: cfg.QueueBatches,
+		Readers: max(1, cfg.Readers)})
 	if err != nil {
 		return engine{}, err
 	}

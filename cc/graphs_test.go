@@ -57,7 +57,7 @@ func openEngine(t *testing.T, path string, cfg testConfig) (engine, stream.Sourc
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	return e, f.Reader(0, f.Header().Updates)
+	return e, f.Cursor()
 }
 
 // ingestAndQuery runs the engine over the whole stream at path.
@@ -215,20 +215,7 @@ func TestGeneratedStreams(t *testing.T) {
 	for _, g := range gens {
 		t.Run(g.name, func(t *testing.T) {
 			path := filepath.Join(dir, g.name+".bin")
-			out, err := os.Create(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cum, err := os.Create(path + ".cum")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum, err := g.run(out, cum)
-			out.Close()
-			cum.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := writeGenerated(t, path, g.run)
 			if sum.Deletes == 0 {
 				t.Fatalf("stream has no deletions: %+v", sum)
 			}
@@ -244,4 +231,25 @@ func TestGeneratedStreams(t *testing.T) {
 			t.Logf("%d vertices, %d updates (%d deletes), %d components", h.Vertices, h.Updates, sum.Deletes, truth)
 		})
 	}
+}
+
+// writeGenerated writes the stream run generates to path, and its
+// cumulative edge file beside it, and returns run's summary.
+func writeGenerated(t *testing.T, path string, run func(out, cum *os.File) (streamgen.Summary, error)) streamgen.Summary {
+	t.Helper()
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cum, err := os.Create(path + ".cum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cum.Close()
+	sum, err := run(out, cum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
 }

@@ -89,16 +89,32 @@ func (r *Room) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
 	return r.IngestN(ctx, src, math.MaxUint64)
 }
 
+// greedyStep is the number of updates read at a time while the greedy
+// DSU is valid: the DSU watches them in order on the calling goroutine, and
+// once it is invalid the rest of the segment goes to the pipeline as is
+// (in parallel, with several readers).
+const greedyStep = 1 << 20
+
 // IngestN reads up to n updates of src into the pipeline, as the
 // pipeline's IngestN does, and keeps the greedy shortcut's DSU current
 // with each of them.
 func (r *Room) IngestN(ctx context.Context, src stream.Source, n uint64) (uint64, error) {
-	if r.greedy.valid {
-		src = watched{src, &r.greedy}
+	var done uint64
+	for r.greedy.valid && done < n {
+		want := min(n-done, greedyStep)
+		k, err := r.pipe.IngestN(ctx, watched{src, &r.greedy}, want)
+		done += k
+		r.updates += k
+		if err != nil || k < want {
+			return done, err
+		}
 	}
-	k, err := r.pipe.IngestN(ctx, src, n)
+	if done == n {
+		return done, nil
+	}
+	k, err := r.pipe.IngestN(ctx, src, n-done)
 	r.updates += k
-	return k, err
+	return done + k, err
 }
 
 // watched is a stream.Source whose updates the greedy DSU sees as they

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -163,10 +164,15 @@ func (d *distributor) run() {
 	defer d.p.setActive(-1)
 	defer d.st.connected.Store(false)
 
+	// pprof labels split the main node's CPU by stage (main-node --json).
 	var reader sync.WaitGroup
-	reader.Go(func() { d.fail(d.readDeltas(fr)) })
+	reader.Go(func() {
+		pprof.Do(context.Background(), pprof.Labels("stage", "merge", "goroutine", "merge-"+d.name),
+			func(context.Context) { d.fail(d.readDeltas(fr)) })
+	})
 	reader.Go(d.watch)
-	d.fail(d.writeBatches(fw))
+	pprof.Do(context.Background(), pprof.Labels("stage", "ship", "goroutine", "ship-"+d.name),
+		func(context.Context) { d.fail(d.writeBatches(fw)) })
 	reader.Wait()
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -229,7 +230,10 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 	if need := newDeltaCodec(p.params).maxBytes(); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
-	p.wg.Go(p.runFallback)
+	p.wg.Go(func() {
+		pprof.Do(context.Background(), pprof.Labels("stage", "apply", "goroutine", "fallback"),
+			func(context.Context) { p.runFallback() })
+	})
 	return p, nil
 }
 

@@ -270,6 +270,41 @@ func TestWorkerKilled(t *testing.T) {
 	t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
 }
 
+// TestWorkerKilledReaders: with 2 and 4 parallel readers on a stream
+// file, a worker stopped as soon as it connects (its batches unanswered)
+// and then SIGKILLed loses nothing: its batches are re-sent and the answer
+// is exact.
+func TestWorkerKilledReaders(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	for _, readers := range []string{"2", "4"} {
+		t.Run("readers="+readers, func(t *testing.T) {
+			labelsPath := filepath.Join(t.TempDir(), "labels")
+			m, addr := startMain(t, nil, "--stream", path, "--readers", readers, "--expect-workers", "2",
+				"--local-workers", "0", "--batch-factor", "0.5", "--labels", labelsPath)
+			victim := startWorker(t, addr, "--name", "victim")
+			startWorker(t, addr, "--name", "survivor")
+			m.waitLog(`msg="workers connected"`, 10*time.Second)
+			if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-victim.done
+			s := finish(t, m)
+			checkTruth(t, s, path, labelsPath)
+			for _, w := range s.Workers {
+				if w.Name == "victim" && (w.BatchesResent == 0 || w.LastError == "") {
+					t.Errorf("the victim's batches were not re-sent: %+v", w)
+				}
+			}
+			t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
+		})
+	}
+}
+
 // TestWrongClusterKey: a worker with another key cannot join; both sides
 // say why within 5 s, the worker exits 1 at once rather than retrying,
 // and the run completes with the right answer.

@@ -15,7 +15,9 @@
 // collector has nothing to scan.
 //
 // Insert, Flush and Close are not safe for concurrent use: one stream
-// reader feeds them. Release may be called from any goroutine.
+// reader feeds them. Several goroutines may insert at once through Parts,
+// each owning a disjoint share of the vertices. Release may be called from
+// any goroutine.
 package gutters
 
 import (
@@ -143,7 +145,8 @@ type Gutters struct {
 	queue   chan Batch
 	stats   Stats
 	closed  bool
-	stage   *stage // updates not yet in the gutters; nil below stageMinVertices
+	stage   *stage  // updates not yet in the gutters; nil below stageMinVertices
+	parts   []*Part // made by Parts; each lists its own non-empty gutters
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -274,20 +277,22 @@ func (g *Gutters) edgeOfGutter(v uint32) {
 		g.nonEmpt = append(g.nonEmpt, v)
 	}
 	if int(n) == g.cfg.BatchUpdates {
-		g.emit(v)
+		g.emit(v, &g.stats)
 	}
 }
 
-// emit hands v's buffer to the queue and gives v a spare one.
-func (g *Gutters) emit(v uint32) {
-	g.handOver(v, <-g.free)
+// emit hands v's buffer to the queue and gives v a spare one, counting the
+// batch in st (the inserting goroutine's own counters).
+func (g *Gutters) emit(v uint32, st *Stats) {
+	g.handOver(v, <-g.free, st)
 }
 
-// handOver queues v's buffer as a batch and gives v the empty buffer spare.
-func (g *Gutters) handOver(v uint32, spare int32) {
+// handOver queues v's buffer as a batch and gives v the empty buffer
+// spare, counting the batch in st.
+func (g *Gutters) handOver(v uint32, spare int32, st *Stats) {
 	t := g.tails[v]
 	g.tails[v] = tail{slot: spare}
-	g.stats.Batches++
+	st.Batches++
 	var ticket uint64
 	if g.cfg.Queue != nil {
 		ticket = g.cfg.Queue(v)
@@ -322,20 +327,30 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) { g.
 // It is the one walk over the non-empty gutters.
 func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32)) {
 	g.insertStaged()
-	for _, v := range g.nonEmpt {
+	g.flushList(g.nonEmpt, local)
+	g.nonEmpt = g.nonEmpt[:0]
+	for _, p := range g.parts {
+		g.flushList(p.nonEmpt, local)
+		p.nonEmpt = p.nonEmpt[:0]
+	}
+}
+
+// flushList takes the gutters of the vertices in list, as flush does.
+func (g *Gutters) flushList(list []uint32, local func(vertex uint32, neighbors []uint32)) {
+	for _, v := range list {
 		g.listed[v] = false
 		n := g.tails[v].fill
 		if n == 0 {
 			continue
 		}
 		if local == nil {
-			g.emit(v)
+			g.emit(v, &g.stats)
 			g.stats.FlushedBatches++
 			continue
 		}
 		select {
 		case spare := <-g.free:
-			g.handOver(v, spare)
+			g.handOver(v, spare, &g.stats)
 			g.stats.FlushedBatches++
 		default:
 			local(v, g.buffer(g.tails[v].slot)[:n:n])
@@ -343,7 +358,6 @@ func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32)) {
 			g.stats.LocalBatches++
 		}
 	}
-	g.nonEmpt = g.nonEmpt[:0]
 }
 
 // Buffered returns the number of neighbour ids held in gutters and in the
@@ -352,6 +366,11 @@ func (g *Gutters) Buffered() uint64 {
 	var n uint64
 	for _, v := range g.nonEmpt {
 		n += uint64(g.tails[v].fill)
+	}
+	for _, p := range g.parts {
+		for _, v := range p.nonEmpt {
+			n += uint64(g.tails[v].fill)
+		}
 	}
 	if g.stage != nil {
 		n += 2 * uint64(len(g.stage.updates))
@@ -370,8 +389,18 @@ func (g *Gutters) Release(b Batch) {
 // it before the first insert; it pays when most gutters get appends.
 func (g *Gutters) AdviseHugePages() bool { return hugepage.Advise(g.slab) }
 
-// Stats returns the counters.
-func (g *Gutters) Stats() Stats { return g.stats }
+// Stats returns the counters, those of Parts included. It must not run
+// while a Part inserts.
+func (g *Gutters) Stats() Stats {
+	st := g.stats
+	var pairs uint64
+	for _, p := range g.parts {
+		pairs += p.pairs
+		st.Batches += p.stats.Batches
+	}
+	st.Updates += pairs / 2
+	return st
+}
 
 // Close closes the batch queue; buffered updates not flushed are dropped.
 // It returns ErrClosed if called twice.

@@ -3,6 +3,8 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"strconv"
+	"sync"
 	"testing"
 
 	"sketchcc/internal/testgraph"
@@ -35,6 +37,50 @@ func BenchmarkIngest(b *testing.B) {
 				e.Close()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "updates/s")
+		})
+	}
+}
+
+// BenchmarkSorter measures a reader's cost of sorting decoded updates by
+// gutters.Part (parallel readers): ns per update, the chunks drained by
+// goroutines that hand them straight back.
+func BenchmarkSorter(b *testing.B) {
+	const lg = 15
+	data := testgraph.RandomStream(b, 1<<lg, readChunk)
+	r, err := stream.NewReader(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	us := make([]stream.Update, readChunk)
+	if n, err := r.Read(us); err != nil || n != readChunk {
+		b.Fatal(n, err)
+	}
+	for _, parts := range []int{2, 8} {
+		b.Run("parts="+strconv.Itoa(parts), func(b *testing.B) {
+			pool := make(chan []pair, parts*(inserterQueue+2))
+			for range cap(pool) {
+				pool <- make([]pair, 0, pairChunk)
+			}
+			queues := make([]chan []pair, parts)
+			var wg sync.WaitGroup
+			for i := range queues {
+				queues[i] = make(chan []pair, inserterQueue)
+				wg.Go(func() {
+					for c := range queues[i] {
+						pool <- c[:0]
+					}
+				})
+			}
+			so := newSorter(parts, queues, pool)
+			for b.Loop() {
+				so.add(us)
+			}
+			so.close()
+			for _, q := range queues {
+				close(q)
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(us)), "ns/update")
 		})
 	}
 }

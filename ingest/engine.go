@@ -4,6 +4,18 @@
 //	  gutters ──Batch──▶ local delta workers (Workers goroutines) ──Apply──▶ store
 //	Flush: every non-empty gutter emitted (or sketched in place) ▶ store.Wait
 //
+// With Config.Readers > 1 and a *stream.Cursor over a regular file,
+// IngestN reads in parallel instead:
+//
+//	Readers goroutines ──claim blocks of records, Read──▶ pairs sorted by gutters.Part
+//	  ──chunks──▶ one inserter goroutine per Part ──Part.Insert──▶ gutters
+//
+// and returns when every pair is in the gutters, so a query after it sees
+// exactly the updates before its count.
+//
+// Every goroutine carries pprof labels: "stage" (read, insert, apply) and
+// "goroutine" (read-0, insert-1, ...), so that a CPU profile splits the
+// main node's CPU by stage and finds the busiest goroutine.
 // The sketches and the exactly-once rule live in package store: every
 // batch the gutters queue carries a store ticket, and whoever takes it
 // from Batches (a local delta worker here, or a distributor.Pool) retires
@@ -17,6 +29,8 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -35,7 +49,16 @@ const (
 	DefaultBatchFactor = 1.0
 	MaxBatchFactor     = 64
 	MaxWorkers         = 4096
+	MaxReaders         = gutters.MaxParts
 )
+
+// DefaultReaders returns the reader count for a machine of cores cores:
+// one reader per four cores, at least one. A reader and its inserter cost
+// about a quarter of the CPU per update of the whole single-machine
+// pipeline (results/parallel-ingest-2026-12-01.md), so this keeps them
+// ahead of the delta workers without taking their cores; with one reader
+// the sequential path runs, which is the fastest on two cores.
+func DefaultReaders(cores int) int { return max(1, cores/4) }
 
 // readChunk is the number of updates read from the source per call: 108 KiB
 // of records, large enough to amortise the call, small enough for L2.
@@ -57,6 +80,12 @@ type Config struct {
 	// Workers is the number of local delta workers, at most MaxWorkers.
 	// Zero means runtime.GOMAXPROCS(0) without Remote.
 	Workers int
+	// Readers is the number of goroutines that read the stream, and of
+	// inserters, in [1, MaxReaders]. Zero means
+	// DefaultReaders(runtime.GOMAXPROCS(0)). One reads on the caller's
+	// goroutine; more read a *stream.Cursor over a regular file in
+	// parallel (any other Source is still read by the caller).
+	Readers int
 	// Remote hands every batch to a remote consumer (a distributor.Pool)
 	// that takes from Gutters().Batches(): no local delta worker runs
 	// (Workers must be 0), and a flush queues every gutter and waits
@@ -97,6 +126,9 @@ func (c *Config) ensureDefaults() {
 	if c.QueueBatches == 0 {
 		c.QueueBatches = 32 * max(c.Workers, 2)
 	}
+	if c.Readers == 0 {
+		c.Readers = DefaultReaders(runtime.GOMAXPROCS(0))
+	}
 }
 
 // Validate reports every problem with the fields that ingest owns at
@@ -109,6 +141,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 || c.Workers > MaxWorkers {
 		errs = append(errs, fmt.Errorf("ingest: %d workers, need [0, %d]", c.Workers, MaxWorkers))
+	}
+	if c.Readers < 0 || c.Readers > MaxReaders {
+		errs = append(errs, fmt.Errorf("ingest: %d readers, need [1, %d]", c.Readers, MaxReaders))
 	}
 	if c.Remote && c.Workers > 0 {
 		errs = append(errs, fmt.Errorf("ingest: %d local workers with Remote, which runs none", c.Workers))
@@ -127,7 +162,8 @@ type Engine struct {
 	wg        sync.WaitGroup // delta workers
 	updates   atomic.Uint64  // updates inserted into the gutters
 	buf       []stream.Update
-	hugePages bool // the kernel accepted Config.HugePages for both slabs
+	fan       *fanout // Readers > 1: the parallel pipeline
+	hugePages bool    // the kernel accepted Config.HugePages for both slabs
 	closed    bool
 }
 
@@ -155,12 +191,20 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, st: st, gut: g}
+	if cfg.Readers > 1 {
+		if e.fan, err = newFanout(g, cfg.Readers); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.HugePages {
 		t, gu := st.AdviseHugePages(), g.AdviseHugePages()
 		e.hugePages = t && gu
 	}
-	for range cfg.Workers {
-		e.wg.Go(e.deltaWorker)
+	for i := range cfg.Workers {
+		e.wg.Go(func() {
+			pprof.Do(context.Background(), pprof.Labels("stage", "apply", "goroutine", "apply-"+strconv.Itoa(i)),
+				func(context.Context) { e.deltaWorker() })
+		})
 	}
 	return e, nil
 }
@@ -247,6 +291,9 @@ func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) 
 
 // IngestN is Ingest that stops after n updates, so that a query can follow
 // exactly there; ingestion resumes with another call on the same src.
+// With Config.Readers > 1 and a *stream.Cursor over a regular file it
+// reads with that many goroutines, and the error of a bad record is the
+// first one's in stream order, with the count of updates before it.
 func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint64, error) {
 	if e.closed {
 		return 0, gutters.ErrClosed
@@ -254,17 +301,26 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 	if h := src.Header(); h.Vertices != e.cfg.Vertices {
 		return 0, fmt.Errorf("ingest: stream has %d vertices, engine %d", h.Vertices, e.cfg.Vertices)
 	}
+	if cur, ok := src.(*stream.Cursor); ok && e.fan != nil && cur.Seekable() {
+		return e.ingestParallel(ctx, cur, n)
+	}
 	if e.buf == nil {
 		e.buf = make([]stream.Update, readChunk)
 	}
+	// The caller's goroutine reads and inserts: label each stage.
+	defer pprof.SetGoroutineLabels(ctx)
+	readCtx := pprof.WithLabels(ctx, pprof.Labels("stage", "read", "goroutine", "ingest"))
+	insertCtx := pprof.WithLabels(ctx, pprof.Labels("stage", "insert", "goroutine", "ingest"))
 	var done uint64
 	for done < n {
 		if err := context.Cause(ctx); err != nil {
 			return done, err
 		}
 		buf := e.buf[:min(uint64(len(e.buf)), n-done)]
+		pprof.SetGoroutineLabels(readCtx)
 		k, err := src.Read(buf)
 		if k > 0 {
+			pprof.SetGoroutineLabels(insertCtx)
 			e.gut.InsertBatch(buf[:k])
 			done += uint64(k)
 			e.updates.Add(uint64(k))

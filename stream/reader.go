@@ -237,7 +237,8 @@ func (r *Reader) recordError(i uint64, t uint8, s, d uint32) error {
 // at the front.
 func (r *Reader) fill() {
 	if r.buf == nil {
-		r.buf = make([]byte, readBufBytes)
+		// A short range gets a buffer of its own size.
+		r.buf = make([]byte, min(readBufBytes, max(RecordBytes, (r.limit-r.next)*RecordBytes)))
 	}
 	rest := copy(r.buf, r.buf[r.pos:r.end])
 	r.pos, r.end = 0, rest
@@ -360,6 +361,19 @@ func (f *File) Reader(lo, hi uint64) *Reader {
 	return &Reader{r: sr, name: f.name, h: f.h, next: lo, limit: hi}
 }
 
+// ReaderBuf is Reader reading through buf, which the caller may reuse
+// for the next range once this Reader is done with, so that a goroutine
+// reading many short ranges does not allocate (and fault in) a buffer per
+// range. buf must hold at least RecordBytes bytes; a shorter one is
+// replaced by a new buffer.
+func (f *File) ReaderBuf(lo, hi uint64, buf []byte) *Reader {
+	r := f.Reader(lo, hi)
+	if len(buf) >= RecordBytes {
+		r.buf = buf
+	}
+	return r
+}
+
 // Close closes the file. Readers must not be used after it.
 func (f *File) Close() error { return f.f.Close() }
 
@@ -369,4 +383,51 @@ func namePrefix(name string) string {
 		return ""
 	}
 	return name + ": "
+}
+
+// Cursor reads a File's records in order, as a Source, and lets a caller
+// that reads with several goroutines take a range of records past the
+// cursor (Pos, File, Seek). It is not safe for concurrent use.
+type Cursor struct {
+	f    *File
+	next uint64  // index of the next record Read returns
+	seq  *Reader // reads from next on; nil after a Seek
+}
+
+// Cursor returns a Cursor at record 0. A File that is not a regular file
+// can only be read once, in order: Seek fails for it.
+func (f *File) Cursor() *Cursor { return &Cursor{f: f} }
+
+// Header returns the stream's header.
+func (c *Cursor) Header() Header { return c.f.h }
+
+// File returns the file the Cursor reads.
+func (c *Cursor) File() *File { return c.f }
+
+// Pos returns the index of the next record Read returns.
+func (c *Cursor) Pos() uint64 { return c.next }
+
+// Seekable reports whether Seek can move the Cursor: the file is a
+// regular file.
+func (c *Cursor) Seekable() bool { return c.f.regular }
+
+// Seek makes Read continue at record i, at most Header().Updates, and
+// forgets any error of the records before it. It returns an error wrapping
+// errors.ErrUnsupported for a file that is not a regular file.
+func (c *Cursor) Seek(i uint64) error {
+	if !c.f.regular {
+		return fmt.Errorf("stream: %s is not a regular file, so it cannot seek: %w", c.f.name, errors.ErrUnsupported)
+	}
+	c.next, c.seq = min(i, c.f.h.Updates), nil
+	return nil
+}
+
+// Read decodes the next updates into dst, as Reader.Read does.
+func (c *Cursor) Read(dst []Update) (int, error) {
+	if c.seq == nil {
+		c.seq = c.f.Reader(c.next, c.f.h.Updates)
+	}
+	n, err := c.seq.Read(dst)
+	c.next += uint64(n)
+	return n, err
 }

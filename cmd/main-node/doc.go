@@ -5,7 +5,11 @@
 // (binary by default, --format text for the text formats) and inserts each
 // update into both endpoints' gutters; full gutters become batches that
 // --workers delta workers XOR into the vertex sketches through the sketch
-// store (package store). Queries (package cc): the query schedule reads the
+// store (package store). With --readers N > 1 (default: one per four
+// cores) N goroutines read disjoint blocks of a binary stream file and
+// hand each update's two neighbour ids to N gutter inserters, each owning
+// a share of the vertices; every query point is a barrier all of them
+// reach first. Queries (package cc): the query schedule reads the
 // stream in segments that end at the query positions; a query flushes the
 // gutters (the querying goroutine sketches gutters itself when the batch
 // queue is full) and runs Boruvka's algorithm over the sketches on all

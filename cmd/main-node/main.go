@@ -50,6 +50,7 @@ type config struct {
 	labels       string
 	forest       string
 	workers      int
+	readers      int
 	cluster      clusterConfig
 	metrics      metricsConfig
 	observeQuery func(queryRecord) // called with each query's record, if set
@@ -82,6 +83,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
+	fs.IntVar(&c.readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
+		"goroutines reading a binary stream file, each with a gutter inserter (default: one per 4 cores); 1 reads and inserts on one goroutine")
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
@@ -127,6 +130,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if c.workers < 1 || c.workers > ingest.MaxWorkers {
 		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", c.workers, ingest.MaxWorkers))
+	}
+	if c.readers < 1 || c.readers > ingest.MaxReaders {
+		errs = append(errs, fmt.Errorf("--readers=%d, want [1, %d]", c.readers, ingest.MaxReaders))
 	}
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
 	if !(c.sketchFactor > 0) {
@@ -197,7 +203,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	workers, remote := c.cluster.engineWorkers(c.workers)
 	cfg := ingest.Config{
 		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches,
+		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, Readers: c.readers,
 		// Huge pages pay when most sketches and gutters get touched; on a
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
@@ -226,13 +232,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if c.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(c.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer stopProfile()
+	prof, err := startProfile(c.cpuProfile, c.json)
+	if err != nil {
+		return err
 	}
+	defer prof.stop(0)
 	mm, err := startMetrics(c.metrics, e, h.Updates, log)
 	if err != nil {
 		return err
@@ -261,12 +265,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if c.checkpoint.rate > 0 {
 		src = &throttled{Source: src, rate: c.checkpoint.rate}
 	}
-	res, err := ingestAndQuery(ctx, c, room, src, sched, points, log)
+	var res *runResult
+	// The querying goroutine's own work, and the Boruvka goroutines it
+	// starts, are the "query" stage; ingestion relabels its own.
+	pprof.Do(ctx, pprof.Labels("stage", "query"), func(ctx context.Context) {
+		res, err = ingestAndQuery(ctx, c, room, src, sched, points, log)
+	})
 	stopProgress()
 	if err != nil {
 		return err
 	}
 	res.writes = writes
+	prof.stop(res.final.AfterUpdates)
+	res.cpu = prof.split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
@@ -282,7 +293,14 @@ func openSource(path, format string, from uint64) (stream.Source, func(), error)
 		if err != nil {
 			return nil, nil, withFormatHint(path, err)
 		}
-		return f.Reader(from, f.Header().Updates), func() { f.Close() }, nil
+		cur := f.Cursor()
+		if from > 0 {
+			if err := cur.Seek(from); err != nil {
+				f.Close()
+				return nil, nil, err
+			}
+		}
+		return cur, func() { f.Close() }, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -294,19 +312,6 @@ func openSource(path, format string, from uint64) (stream.Source, func(), error)
 		return nil, nil, err
 	}
 	return t, func() { f.Close() }, nil
-}
-
-// startCPUProfile writes a CPU profile to path until the returned func runs.
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // withFormatHint adds to a binary stream's error what the file looks like

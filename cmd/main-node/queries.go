@@ -52,6 +52,8 @@ type runResult struct {
 	checkpoints   int
 	checkpointing time.Duration
 	writes        checkpointWrites
+	// cpu is the main process's CPU per update by stage, with --json.
+	cpu *stageCPU
 }
 
 // queryPositions returns the sorted update counts after which to query:

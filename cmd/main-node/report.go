@@ -57,8 +57,9 @@ type summary struct {
 	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
 	// CheckpointWriteSeconds is the time spent writing checkpoints, and
 	// CheckpointBytes the size of the last one.
-	CheckpointWriteSeconds float64 `json:"checkpoint_write_seconds,omitempty"`
-	CheckpointBytes        int64   `json:"checkpoint_bytes,omitempty"`
+	CheckpointWriteSeconds float64   `json:"checkpoint_write_seconds,omitempty"`
+	CheckpointBytes        int64     `json:"checkpoint_bytes,omitempty"`
+	MainCPU                *stageCPU `json:"main_cpu,omitempty"`
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
@@ -84,6 +85,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		PeakRSSBytes:  cli.PeakRSS(),
 		ResumedFrom:   run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
 		CheckpointWriteSeconds: run.writes.write.Seconds(), CheckpointBytes: run.writes.bytes,
+		MainCPU: run.cpu,
 	}
 	if c.json {
 		enc := json.NewEncoder(w)

@@ -1,0 +1,77 @@
+package gutters
+
+import "fmt"
+
+// partBlock is the number of consecutive vertices that go to one Part: 8
+// tails fill one 64-byte line, so two Parts never write one line of tails.
+const partBlock = 8
+
+// MaxParts bounds the n of Parts and PartOf.
+const MaxParts = 1 << 10
+
+// PartOf returns the index in [0, n) of the Part that owns vertex v when
+// the gutters are split into n Parts. Blocks of partBlock vertices are
+// spread over the Parts by a multiplicative hash, so that the skewed
+// degrees of real graphs (high-degree vertices next to each other) still
+// split evenly. n must be in [1, MaxParts].
+func PartOf(v uint32, n int) int {
+	block := (v / partBlock) * 0x9e3779b1
+	return int(uint64(block) * uint64(n) >> 32)
+}
+
+// Part is the share of the gutters that one inserting goroutine owns: the
+// vertices v with PartOf(v, n) == its index. Parts of one Gutters may
+// insert concurrently with each other, never with InsertBatch, Flush,
+// FlushLocal or Stats of their Gutters; one Part is for one goroutine at a
+// time.
+type Part struct {
+	g       *Gutters
+	nonEmpt []uint32 // vertices of this Part whose gutter may be non-empty
+	stats   Stats    // Batches counts this Part's; Updates is unused
+	pairs   uint64   // ids appended: two per edge update over all Parts
+}
+
+// Parts splits the gutters into n Parts and returns them; a later call
+// with the same n returns the same Parts. It returns an error for n
+// outside [1, MaxParts] or different from an earlier call's.
+func (g *Gutters) Parts(n int) ([]*Part, error) {
+	if n < 1 || n > MaxParts {
+		return nil, fmt.Errorf("gutters: %d parts, need [1, %d]", n, MaxParts)
+	}
+	if g.parts != nil {
+		if len(g.parts) != n {
+			return nil, fmt.Errorf("gutters: split into %d parts already, asked for %d", len(g.parts), n)
+		}
+		return g.parts, nil
+	}
+	g.parts = make([]*Part, n)
+	for i := range g.parts {
+		g.parts[i] = &Part{g: g}
+	}
+	return g.parts, nil
+}
+
+// Insert appends, for each pair p of pairs, the neighbour id p[1] to
+// vertex p[0]'s gutter. Every p[0] must belong to this Part (PartOf), and
+// the ids must be < Vertices and distinct. Like InsertBatch it emits full
+// gutters as batches, blocking while no spare buffer is free, and
+// allocates nothing once the Part has listed its vertices.
+func (p *Part) Insert(pairs [][2]uint32) {
+	g := p.g
+	slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
+	for _, pr := range pairs {
+		v := pr[0]
+		if !appendID(slab, tails, per, v, pr[1]) {
+			continue
+		}
+		n := tails[v].fill
+		if n == 1 && !g.listed[v] {
+			g.listed[v] = true
+			p.nonEmpt = append(p.nonEmpt, v)
+		}
+		if int(n) == per {
+			g.emit(v, &p.stats)
+		}
+	}
+	p.pairs += uint64(len(pairs))
+}

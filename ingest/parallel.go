@@ -1,0 +1,247 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"sketchcc/gutters"
+	"sketchcc/stream"
+)
+
+// blockRecords is the most records a reader claims at a time: 9 MiB of
+// stream, many reads long, so that claiming costs nothing, and short
+// enough that the readers finish a segment together. A short segment is
+// cut into at least four blocks per reader, of at least minBlockRecords.
+const (
+	blockRecords    = 1 << 20
+	minBlockRecords = 64
+)
+
+// pairChunk is the number of (vertex, neighbour) pairs a reader collects
+// for one inserter before handing them over: 64 KiB, so a hand-over costs
+// a channel send per 8 Ki pairs.
+const pairChunk = 8 << 10
+
+// pair is a neighbour id bound for a vertex's gutter: {vertex, neighbour}.
+type pair = [2]uint32
+
+// fanout is the parallel pipeline of one Engine: Readers goroutines read
+// disjoint blocks of the stream and sort each update's two pairs by the
+// gutters' Part that owns the vertex; one inserter goroutine per Part
+// appends them. No stage runs on one goroutine only. The goroutines live
+// for one ingestParallel call, which is a barrier: when it returns, every
+// pair read is in the gutters.
+type fanout struct {
+	parts []*gutters.Part
+	pool  chan []pair // empty pair chunks
+}
+
+func newFanout(g *gutters.Gutters, readers int) (*fanout, error) {
+	parts, err := g.Parts(readers)
+	if err != nil {
+		return nil, err
+	}
+	// Each reader holds a chunk per Part, each inserter one, and each
+	// inserter's queue holds up to inserterQueue.
+	n := readers*len(parts) + len(parts)*(inserterQueue+1)
+	f := &fanout{parts: parts, pool: make(chan []pair, n)}
+	for range n {
+		f.pool <- make([]pair, 0, pairChunk)
+	}
+	return f, nil
+}
+
+// inserterQueue is the number of chunks queued for one inserter.
+const inserterQueue = 4
+
+// readErr is a reader's error and the index of the record where it
+// happened, so that the first one in stream order is reported.
+type readErr struct {
+	at  uint64
+	err error
+}
+
+// ingestParallel reads records [cur.Pos(), cur.Pos()+n) of cur's file with
+// Config.Readers goroutines and inserts them, then moves cur past them. On
+// a bad record it returns the error of the first one in stream order and
+// the number of records before it (records after it that other readers
+// reached are in the gutters too); when ctx is done, ctx's cause and the
+// number of records inserted.
+func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint64) (uint64, error) {
+	f := e.fan
+	lo := cur.Pos()
+	hi := lo + min(n, cur.Header().Updates-lo)
+	var (
+		claim atomic.Uint64 // next block's first record
+		stop  atomic.Uint64 // no block starting here or later is read
+		mu    sync.Mutex
+		first *readErr
+	)
+	claim.Store(lo)
+	stop.Store(hi)
+	// The readers count into e.updates as they go, for a progress bar.
+	before := e.updates.Load()
+	block := min(blockRecords, max(minBlockRecords, (hi-lo)/uint64(4*e.cfg.Readers)))
+	fail := func(at uint64, err error) {
+		mu.Lock()
+		if first == nil || at < first.at {
+			first = &readErr{at, err}
+		}
+		mu.Unlock()
+		for s := stop.Load(); at < s && !stop.CompareAndSwap(s, at); s = stop.Load() {
+		}
+	}
+	queues := make([]chan []pair, len(f.parts))
+	var inserters sync.WaitGroup
+	for i, p := range f.parts {
+		q := make(chan []pair, inserterQueue)
+		queues[i] = q
+		inserters.Go(func() {
+			pprof.Do(ctx, pprof.Labels("stage", "insert", "goroutine", "insert-"+strconv.Itoa(i)), func(context.Context) {
+				for c := range q {
+					p.Insert(c)
+					f.pool <- c[:0]
+				}
+			})
+		})
+	}
+	var readers sync.WaitGroup
+	for i := range e.cfg.Readers {
+		readers.Go(func() {
+			pprof.Do(ctx, pprof.Labels("stage", "read", "goroutine", "read-"+strconv.Itoa(i)), func(context.Context) {
+				e.readBlocks(ctx, cur.File(), block, &claim, &stop, queues, &e.updates, fail)
+			})
+		})
+	}
+	readers.Wait()
+	for _, q := range queues {
+		close(q)
+	}
+	inserters.Wait()
+	k := e.updates.Load() - before
+	if first != nil {
+		// Read resumes at the bad record and meets the error again.
+		_ = cur.Seek(first.at)
+		if errors.Is(first.err, context.Cause(ctx)) && ctx.Err() != nil {
+			return k, first.err
+		}
+		return first.at - lo, first.err
+	}
+	_ = cur.Seek(hi)
+	return hi - lo, nil
+}
+
+// readBlocks claims blocks of records below stop, reads them and hands
+// each update's two pairs to the inserters of the Parts owning their
+// vertices, until no block is left. It reports a bad record or ctx's end
+// to fail, which lowers stop to it, so that blocks before the first error
+// in stream order are still read and blocks after it are not.
+func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64, claim, stop *atomic.Uint64,
+	queues []chan []pair, inserted *atomic.Uint64, fail func(uint64, error)) {
+	f := e.fan
+	so := newSorter(len(f.parts), queues, f.pool)
+	buf := make([]stream.Update, readChunk)
+	raw := make([]byte, readChunk*stream.RecordBytes*8)
+	for {
+		blo := claim.Add(block) - block
+		if blo >= stop.Load() {
+			break
+		}
+		bhi := min(blo+block, stop.Load())
+		r := file.ReaderBuf(blo, bhi, raw)
+		at := blo
+		for at < bhi {
+			if err := context.Cause(ctx); err != nil {
+				fail(at, err)
+				break
+			}
+			k, err := r.Read(buf)
+			so.add(buf[:k])
+			at += uint64(k)
+			inserted.Add(uint64(k))
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var fe *stream.FormatError
+				if errors.As(err, &fe) && fe.Index >= 0 {
+					fail(uint64(fe.Index), err)
+				} else {
+					fail(at, err)
+				}
+				break
+			}
+		}
+		if at < bhi && stop.Load() > at {
+			// The block ended early without an error: the file is
+			// shorter than its header says.
+			fail(at, fmt.Errorf("ingest: stream ended at update %d, inside a block [%d, %d)", at, blo, bhi))
+		}
+	}
+	so.close()
+}
+
+// sorter collects a reader's pairs into one chunk per Part and hands a
+// full chunk to that Part's inserter. One reader owns it.
+type sorter struct {
+	chunks [][]pair // by Part: pairChunk long
+	fill   []int    // by Part: pairs in the chunk
+	queues []chan []pair
+	pool   chan []pair
+}
+
+func newSorter(parts int, queues []chan []pair, pool chan []pair) *sorter {
+	s := &sorter{chunks: make([][]pair, parts), fill: make([]int, parts), queues: queues, pool: pool}
+	for i := range s.chunks {
+		s.chunks[i] = (<-pool)[:pairChunk]
+	}
+	return s
+}
+
+// add sorts the two pairs of each update of us by Part.
+func (s *sorter) add(us []stream.Update) {
+	n := len(s.chunks)
+	chunks, fill := s.chunks, s.fill[:n]
+	for _, u := range us {
+		src, dst := u.Src, u.Dst
+		i := gutters.PartOf(src, n)
+		k := fill[i]
+		chunks[i][k] = pair{src, dst}
+		fill[i] = k + 1
+		if k+1 == pairChunk {
+			s.handOver(i)
+		}
+		i = gutters.PartOf(dst, n)
+		k = fill[i]
+		chunks[i][k] = pair{dst, src}
+		fill[i] = k + 1
+		if k+1 == pairChunk {
+			s.handOver(i)
+		}
+	}
+}
+
+// handOver queues Part i's full chunk and takes an empty one.
+//
+//go:noinline
+func (s *sorter) handOver(i int) {
+	s.queues[i] <- s.chunks[i][:s.fill[i]]
+	s.chunks[i], s.fill[i] = (<-s.pool)[:pairChunk], 0
+}
+
+// close hands over the partial chunks and returns the empty ones.
+func (s *sorter) close() {
+	for i, c := range s.chunks {
+		if s.fill[i] > 0 {
+			s.queues[i] <- c[:s.fill[i]]
+		} else {
+			s.pool <- c[:0]
+		}
+	}
+}
