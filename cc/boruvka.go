@@ -23,6 +23,10 @@ type Forest struct {
 
 // BoruvkaStats counts the work of one SpanningForest call.
 type BoruvkaStats struct {
+	// Vertices is the number of vertices in the supernodes Boruvka had to
+	// resolve (all of them for a full query; fewer when the query reuses
+	// the components of the last answer that no deletion re-opened).
+	Vertices int
 	// Rounds is the number of Boruvka rounds run (columns used).
 	Rounds int
 	// Samples is the number of supernode samples drawn.
@@ -41,24 +45,28 @@ type BoruvkaStats struct {
 // connected components in d. Round r samples column r of every unfinished
 // supernode's sketch (the XOR of its vertices' sketches), unions the
 // sampled edges, and stops when every supernode samples Zero (Ahn, Guha,
-// McGregor, SODA 2012, §3). t is only read, so ingestion can go on after a
-// query; no other goroutine may write it meanwhile.
+// McGregor, SODA 2012, §3). Every set of d must be connected in the graph.
+// t is only read, so ingestion can go on after a query; no other goroutine
+// may write it meanwhile.
 //
 // The supernode sketches of each round are merged and sampled by up to
 // workers goroutines, which it starts and waits for. The answer does not
 // depend on workers: samples are per supernode and the unions are applied
-// in vertex order by the caller's goroutine.
+// in order by the caller's goroutine.
 //
 // It returns an error wrapping ErrTooManyRounds, with the number of
 // unfinished supernodes, when the columns run out first; the partition in d
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
 func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(t, d, workers, t.Params().Columns())
+	return spanningForest(t, d, workers, t.Params().Columns(), nil)
 }
 
-// spanningForest is SpanningForest with at most rounds rounds (<= columns).
-func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, BoruvkaStats, error) {
+// spanningForest is SpanningForest with at most rounds rounds (<= columns)
+// that leaves alone every set of d whose root is marked in finished (a
+// component known to be complete; nil marks none). A round's work follows
+// the vertices of the supernodes still active, not all vertices.
+func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished []bool) (Forest, BoruvkaStats, error) {
 	p := t.Params()
 	n := p.Vertices()
 	if d.Len() != n {
@@ -68,48 +76,58 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 	var (
 		st      BoruvkaStats
 		forest  Forest
-		root    = make([]uint32, n) // root of each vertex at the round's start
+		root    = make([]uint32, n) // by vertex of verts: its root at the round's start
 		done    = make([]bool, n)   // by root: sampled Zero, a finished component
 		slot    = make([]int32, n)  // by root: index in active, or -1
-		active  []uint32            // unfinished supernodes (roots), in vertex order
-		start   []int32             // members of active[i] are members[start[i]:start[i+1]]
-		members = make([]uint32, 0, n)
+		verts   = make([]uint32, 0, n)
+		active  []uint32 // unfinished supernodes (roots), by first member
+		start   []int32  // members of active[i] are members[start[i]:start[i+1]]
+		members []uint32
 		samples []sample // by active index
 		fill    []int32
-		remain  = d.Sets()
+		remain  int
 	)
+	for v := range n {
+		slot[v] = -1
+		rt := d.Find(v)
+		if finished != nil && finished[rt] {
+			continue
+		}
+		if rt == v {
+			remain++
+		}
+		verts = append(verts, v)
+	}
+	st.Vertices = len(verts)
 	for r := range rounds {
+		if remain == 0 {
+			break
+		}
 		st.Rounds++
-		// Snapshot the partition and group the vertices of unfinished
-		// supernodes by supernode (a counting sort).
+		// Snapshot the partition of the active vertices and group them by
+		// supernode (a counting sort).
 		active = active[:0]
-		for v := range n {
+		for _, v := range verts {
 			rt := d.Find(v)
 			root[v] = rt
-			slot[v] = -1
-		}
-		for v := range n {
-			if root[v] == v && !done[v] {
-				slot[v] = int32(len(active))
-				active = append(active, v)
+			if slot[rt] < 0 {
+				slot[rt] = int32(len(active))
+				active = append(active, rt)
 			}
 		}
 		start = append(start[:0], make([]int32, len(active)+1)...)
-		for v := range n {
-			if s := slot[root[v]]; s >= 0 {
-				start[s+1]++
-			}
+		for _, v := range verts {
+			start[slot[root[v]]+1]++
 		}
 		for i := range active {
 			start[i+1] += start[i]
 		}
-		members = members[:start[len(active)]]
+		members = append(members[:0], make([]uint32, len(verts))...)
 		fill = append(fill[:0], start[:len(active)]...)
-		for v := range n {
-			if s := slot[root[v]]; s >= 0 {
-				members[fill[s]] = v
-				fill[s]++
-			}
+		for _, v := range verts {
+			s := slot[root[v]]
+			members[fill[s]] = v
+			fill[s]++
 		}
 		// Sample every unfinished supernode, in parallel.
 		if cap(samples) < len(active) {
@@ -117,7 +135,7 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 		}
 		samples = samples[:len(active)]
 		sampleRound(t, r, active, start, members, samples, workers)
-		// Apply the samples in vertex order.
+		// Apply the samples in order.
 		fails, merges := 0, 0
 		var edges []stream.Edge
 		for i, v := range active {
@@ -131,7 +149,14 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 				fails++
 			case sketch.Good:
 				a, b := sketch.EdgeOf(s.idx)
-				if a >= b || b >= n || (root[a] == v) == (root[b] == v) {
+				if a >= b || b >= n {
+					st.BadSamples++
+					fails++
+					continue
+				}
+				ra, rb := d.Find(a), d.Find(b)
+				// One end in the supernode, the other in an active one.
+				if (ra == v) == (rb == v) || slot[ra] < 0 || slot[rb] < 0 {
 					st.BadSamples++
 					fails++
 					continue
@@ -139,7 +164,14 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 				edges = append(edges, stream.Edge{Src: a, Dst: b})
 			}
 		}
+		for _, v := range active {
+			slot[v] = -1
+		}
 		for _, e := range edges {
+			if done[d.Find(e.Src)] || done[d.Find(e.Dst)] {
+				st.BadSamples++ // an edge into a supernode that sampled Zero
+				continue
+			}
 			if _, ok := d.Union(e.Src, e.Dst); ok {
 				forest.Edges = append(forest.Edges, e)
 				merges++
@@ -151,6 +183,18 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 		if remain == 0 || (merges == 0 && fails == 0) {
 			return forest, st, nil
 		}
+		// Drop the vertices of finished supernodes.
+		k := 0
+		for _, v := range verts {
+			if !done[root[v]] {
+				verts[k] = v
+				k++
+			}
+		}
+		verts = verts[:k]
+	}
+	if remain == 0 {
+		return forest, st, nil
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
 		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())

@@ -57,11 +57,13 @@ func TestMultiplesEvery852(t *testing.T) {
 }
 
 // TestQueriesDuringErdosStreams queries dynamic Erdős streams with many
-// deletions at 12 points each, with and without the greedy shortcut. On
-// an insert-only real graph every query after the first must come from the
+// deletions at 12 points each, with and without the greedy shortcut, and
+// checks that some queries resolve only the components a deleted forest
+// edge re-opened. On an insert-only real graph every query after the first must come from the
 // greedy DSU.
 func TestQueriesDuringErdosStreams(t *testing.T) {
 	dir := t.TempDir()
+	reopened := 0
 	for _, g := range []struct {
 		v uint32
 		p float64
@@ -86,7 +88,7 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 			for i := uint64(1); i <= points; i++ {
 				at = append(at, sum.Updates*i/points)
 			}
-			greedy := 0
+			greedy, partial := 0, 0
 			for _, noGreedy := range []bool{false, true} {
 				for _, r := range queryAt(t, path, testConfig{NoGreedy: noGreedy, BatchFactor: 0.1}, at) {
 					if r.Greedy {
@@ -95,11 +97,21 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 						}
 						greedy++
 					}
+					if !r.Greedy && r.Boruvka.Vertices < int(g.v) {
+						if noGreedy {
+							t.Fatalf("Boruvka over %d of %d vertices with NoGreedy set", r.Boruvka.Vertices, g.v)
+						}
+						partial++
+					}
 				}
 			}
-			t.Logf("%s: %d updates, %d deletes, %d of %d queries answered greedily",
-				filepath.Base(path), sum.Updates, sum.Deletes, greedy, points)
+			reopened += partial
+			t.Logf("%s: %d updates, %d deletes, %d of %d queries answered greedily, %d by Boruvka over re-opened components only",
+				filepath.Base(path), sum.Updates, sum.Deletes, greedy, points, partial)
 		}
+	}
+	if reopened == 0 {
+		t.Error("no query resolved only the re-opened components")
 	}
 	// Insert-only: the greedy DSU stays valid.
 	var at []uint64
@@ -139,14 +151,22 @@ func TestGreedyIllFormedStream(t *testing.T) {
 	t.Logf("%d of %d queries answered greedily, by Query and by Run", greedy, 2*len(at))
 }
 
-// TestEdgeSet checks the greedy shortcut's forest edge set against a map.
+// TestEdgeSet checks the greedy shortcut's forest edge set, with adds and
+// removes, against a map.
 func TestEdgeSet(t *testing.T) {
 	var s edgeSet
 	s.reset(4)
 	in := map[uint64]bool{}
 	rng := rand.New(rand.NewPCG(1, 1))
-	for range 5000 {
+	for range 20000 {
 		x := rng.Uint64N(3000) + 1
+		if rng.IntN(3) == 0 {
+			if s.remove(x) != in[x] {
+				t.Fatalf("remove(%d) = %v, want %v", x, !in[x], in[x])
+			}
+			delete(in, x)
+			continue
+		}
 		s.add(x)
 		in[x] = true
 	}

@@ -117,19 +117,23 @@ func (w watched) Read(dst []stream.Update) (int, error) {
 }
 
 // Query answers a connected-components query after every update read so
-// far: from the greedy shortcut's DSU while it is valid, else by flushing
-// the pipeline and running Boruvka's algorithm over the sketches. The
-// sketches are left as they were, so ingestion may continue afterwards.
-// It returns an error wrapping ErrTooManyRounds when the sketch columns
-// run out (raise the sketch factor), or one wrapping ctx's cause (or the
-// flush timeout, naming Config.Late's holders) when the flush does not
-// finish; no partial answer is returned then.
+// far. While no forest edge of the last answer has been deleted since, it
+// answers from the greedy shortcut's DSU (greedyCC), without a flush or
+// Boruvka. Otherwise it flushes the pipeline and runs Boruvka's algorithm
+// over the sketches, only over the components that a deleted forest edge
+// re-opened and starting from the trees of the forest edges still present
+// (with Config.NoGreedy or before the first answer: over all vertices from
+// singletons). The sketches are left as they were, so ingestion may
+// continue afterwards. It returns an error wrapping ErrTooManyRounds when
+// the sketch columns run out (raise the sketch factor), or one wrapping
+// ctx's cause (or the flush timeout, naming Config.Late's holders) when the
+// flush does not finish; no partial answer is returned then.
 func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t0 := time.Now()
-	if r.greedy.valid {
-		d := r.greedy.d
-		res := &Result{Components: d.Sets(), Labels: d.Labels(),
-			Forest:       Forest{Edges: append([]stream.Edge(nil), r.greedy.forest...)},
+	g := &r.greedy
+	if g.exact() {
+		d := g.d
+		res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: Forest{Edges: g.edges()},
 			AfterUpdates: r.updates, Greedy: true}
 		res.CC = time.Since(t0)
 		return res, nil
@@ -138,15 +142,35 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	t1 := time.Now()
-	d := dsu.New(r.st.Params().Vertices())
-	forest, st, err := SpanningForest(r.st.Table(), d, r.cfg.Workers)
+	n := r.st.Params().Vertices()
+	d := dsu.New(n)
+	var (
+		kept     []stream.Edge
+		finished []bool
+	)
+	if g.valid {
+		// The forest's trees are connected pieces; the clean sets are
+		// finished components.
+		kept = g.edges()
+		for _, e := range kept {
+			d.Union(e.Src, e.Dst)
+		}
+		finished = make([]bool, n)
+		for v := range n {
+			if !g.dirty[g.d.Find(v)] {
+				finished[d.Find(v)] = true
+			}
+		}
+	}
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, r.st.Params().Columns(), finished)
 	if err != nil {
 		return nil, err
 	}
+	forest.Edges = append(kept, forest.Edges...)
 	res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: forest, Boruvka: st,
 		AfterUpdates: r.updates, Flush: t1.Sub(t0), CC: time.Since(t1)}
 	if !r.cfg.NoGreedy {
-		r.greedy.reset(d, forest.Edges)
+		g.reset(d, forest.Edges)
 	}
 	return res, nil
 }
