@@ -59,14 +59,15 @@ type BoruvkaStats struct {
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
 func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(t, d, workers, t.Params().Columns(), nil)
+	return spanningForest(t, d, workers, t.Params().Columns(), nil, nil)
 }
 
 // spanningForest is SpanningForest with at most rounds rounds (<= columns)
 // that leaves alone every set of d whose root is marked in finished (a
-// component known to be complete; nil marks none). A round's work follows
-// the vertices of the supernodes still active, not all vertices.
-func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished []bool) (Forest, BoruvkaStats, error) {
+// component known to be complete; nil marks none) and adds held's
+// buffered updates to the sketches it reads. A round's work follows the
+// vertices of the supernodes still active, not all vertices.
+func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished []bool, held heldFunc) (Forest, BoruvkaStats, error) {
 	p := t.Params()
 	n := p.Vertices()
 	if d.Len() != n {
@@ -134,7 +135,7 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 			samples = make([]sample, len(active))
 		}
 		samples = samples[:len(active)]
-		sampleRound(t, r, active, start, members, samples, workers)
+		sampleRound(t, r, active, start, members, samples, workers, held)
 		// Apply the samples in order.
 		fails, merges := 0, 0
 		var edges []stream.Edge
@@ -212,24 +213,37 @@ const sampleBlock = 64
 // merged by all goroutines.
 const bigSupernode = 2048
 
-// mergeParallel returns the column view (deterministic bucket, then rows
-// of the column [colLo, colHi)) of the XOR of the sketches of ms, merged by
-// workers goroutines into private views and then combined.
-func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sketch.Bucket {
+// heldFunc adds to view, the column view of round r (deterministic bucket,
+// then the rows of column r) of a supernode, the updates of vertex v that
+// are not yet in v's sketch (buffered in its gutter); nil when the sketches
+// hold every update.
+type heldFunc func(view []sketch.Bucket, r int, v uint32)
+
+// memberView XORs into view the column view of round r of the vertices ms:
+// their sketches' deterministic buckets and rows [colLo, colHi), and what
+// held adds.
+func memberView(t *sketch.Table, view []sketch.Bucket, r, colLo, colHi int, ms []uint32, held heldFunc) {
+	for _, v := range ms {
+		s := t.Sketch(v)
+		view[0].Alpha ^= s[0].Alpha
+		view[0].Gamma ^= s[0].Gamma
+		sketch.Merge(view[1:], s[colLo:colHi])
+		if held != nil {
+			held(view, r, v)
+		}
+	}
+}
+
+// mergeParallel returns the column view of round r of the vertices ms,
+// merged by workers goroutines into private views and then combined.
+func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, held heldFunc) []sketch.Bucket {
 	w := 1 + colHi - colLo
 	views := make([]sketch.Bucket, workers*w)
 	var wg sync.WaitGroup
 	for k := range workers {
 		part := ms[k*len(ms)/workers : (k+1)*len(ms)/workers]
 		view := views[k*w : (k+1)*w]
-		wg.Go(func() {
-			for _, v := range part {
-				s := t.Sketch(v)
-				view[0].Alpha ^= s[0].Alpha
-				view[0].Gamma ^= s[0].Gamma
-				sketch.Merge(view[1:], s[colLo:colHi])
-			}
-		})
+		wg.Go(func() { memberView(t, view, r, colLo, colHi, part, held) })
 	}
 	wg.Wait()
 	for k := 1; k < workers; k++ {
@@ -240,22 +254,46 @@ func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sk
 
 // sampleRound fills samples[i] with the sample of column r of supernode
 // active[i], whose vertices are members[start[i]:start[i+1]].
-func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
+//
+// The largest supernode is not merged: every update adds its index to two
+// sketches, so the XOR of all vertices' sketches is zero, and every vertex
+// outside the active supernodes is in a finished component, whose XOR is
+// zero too (no edge leaves it). The largest supernode's view is therefore
+// the XOR of the other active supernodes' views, which are merged anyway;
+// a round costs what the smaller supernodes hold, and a lone active
+// supernode samples Zero without reading a sketch. held must keep that
+// balance: it adds each update to both endpoints or to neither.
+func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int, held heldFunc) {
 	p := t.Params()
 	w := p.Rows() + 1
 	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
+	largest := 0
+	for i := range active {
+		if start[i+1]-start[i] > start[largest+1]-start[largest] {
+			largest = i
+		}
+	}
+	// acc[k·w:(k+1)·w] is goroutine k's XOR of the views it merged.
+	nw := 1
+	if workers > 1 && len(active) > sampleBlock {
+		nw = min(workers, (len(active)+sampleBlock-1)/sampleBlock)
+	}
+	acc := make([]sketch.Bucket, (nw+1)*w)
 	// A supernode of many vertices (the giant component of a dense graph)
 	// is merged by all goroutines, each into its own view, so that it does
 	// not leave one goroutine working while the others wait.
 	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
 	for i := range active {
-		if ms := members[start[i]:start[i+1]]; big(ms) {
-			samples[i].idx, samples[i].res = p.SampleColumn(mergeParallel(t, ms, colLo, colHi, workers))
+		if ms := members[start[i]:start[i+1]]; i != largest && big(ms) {
+			view := mergeParallel(t, ms, r, colLo, colHi, workers, held)
+			samples[i].idx, samples[i].res = p.SampleColumn(view)
+			sketch.Merge(acc[nw*w:], view)
 		}
 	}
 	var next atomic.Int64
-	work := func() {
+	work := func(k int) {
 		view := make([]sketch.Bucket, w)
+		sum := acc[k*w : (k+1)*w]
 		for {
 			lo := int(next.Add(sampleBlock)) - sampleBlock
 			if lo >= len(active) {
@@ -263,31 +301,35 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 			}
 			for i := lo; i < min(lo+sampleBlock, len(active)); i++ {
 				ms := members[start[i]:start[i+1]]
-				if big(ms) {
+				if i == largest || big(ms) {
 					continue
 				}
-				if len(ms) == 1 {
-					samples[i].idx, samples[i].res = p.Sample(t.Sketch(ms[0]), r)
+				if len(ms) == 1 && held == nil {
+					s := t.Sketch(ms[0])
+					samples[i].idx, samples[i].res = p.Sample(s, r)
+					sum[0].Alpha ^= s[0].Alpha
+					sum[0].Gamma ^= s[0].Gamma
+					sketch.Merge(sum[1:], s[colLo:colHi])
 					continue
 				}
 				clear(view)
-				for _, v := range ms {
-					s := t.Sketch(v)
-					view[0].Alpha ^= s[0].Alpha
-					view[0].Gamma ^= s[0].Gamma
-					sketch.Merge(view[1:], s[colLo:colHi])
-				}
+				memberView(t, view, r, colLo, colHi, ms, held)
 				samples[i].idx, samples[i].res = p.SampleColumn(view)
+				sketch.Merge(sum, view)
 			}
 		}
 	}
-	if workers == 1 || len(active) <= sampleBlock {
-		work()
-		return
+	if nw == 1 {
+		work(0)
+	} else {
+		var wg sync.WaitGroup
+		for k := range nw {
+			wg.Go(func() { work(k) })
+		}
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	for range min(workers, (len(active)+sampleBlock-1)/sampleBlock) {
-		wg.Go(work)
+	for k := 1; k <= nw; k++ {
+		sketch.Merge(acc[:w], acc[k*w:(k+1)*w])
 	}
-	wg.Wait()
+	samples[largest].idx, samples[largest].res = p.SampleColumn(acc[:w])
 }

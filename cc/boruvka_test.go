@@ -128,7 +128,7 @@ func TestSpanningForestRunsOut(t *testing.T) {
 	}
 	// One round (as if the sketch had one column) cannot join a path of
 	// 4096 vertices.
-	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1, nil)
+	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1, nil, nil)
 	if !errors.Is(err, ErrTooManyRounds) {
 		t.Fatalf("err = %v, want ErrTooManyRounds", err)
 	}

@@ -162,7 +162,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 			}
 		}
 	}
-	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, r.st.Params().Columns(), finished)
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, r.st.Params().Columns(), finished, nil)
 	if err != nil {
 		return nil, err
 	}
