@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"sketchcc/dsu"
+	"sketchcc/sketch"
 	"sketchcc/store"
 	"sketchcc/stream"
 )
@@ -22,6 +23,14 @@ type Pipeline interface {
 	// Flush hands every buffered update to the store and waits until the
 	// store has applied them all, or ctx is done.
 	Flush(ctx context.Context) error
+	// Settle waits until every batch handed out has been applied, without
+	// emitting a partly filled gutter: the store's sketches plus Held then
+	// hold every update read.
+	Settle(ctx context.Context) error
+	// Held returns the neighbour ids buffered for vertex v and not in its
+	// sketch, valid until the pipeline next changes; called by several
+	// goroutines at once between Settle and the next IngestN.
+	Held(v uint32) []uint32
 	// Store returns the sketch store that Flush fills.
 	Store() *store.Store
 }
@@ -58,7 +67,9 @@ type Result struct {
 	// Greedy is true when the answer came from the greedy shortcut's DSU,
 	// without a flush or Boruvka.
 	Greedy bool
-	// Flush is the time spent emptying the gutters and applying batches.
+	// Flush is the time spent emptying the gutters and applying batches,
+	// or, when the query reuses the last answer, waiting for the batches
+	// already handed out.
 	Flush time.Duration
 	// CC is the time spent in Boruvka and labelling.
 	CC time.Duration
@@ -119,11 +130,14 @@ func (w watched) Read(dst []stream.Update) (int, error) {
 // Query answers a connected-components query after every update read so
 // far. While no forest edge of the last answer has been deleted since, it
 // answers from the greedy shortcut's DSU (greedyCC), without a flush or
-// Boruvka. Otherwise it flushes the pipeline and runs Boruvka's algorithm
-// over the sketches, only over the components that a deleted forest edge
-// re-opened and starting from the trees of the forest edges still present
-// (with Config.NoGreedy or before the first answer: over all vertices from
-// singletons). The sketches are left as they were, so ingestion may
+// Boruvka. Otherwise it runs Boruvka's algorithm over the sketches only
+// over the components that a deleted forest edge re-opened, starting from
+// the trees of the forest edges still present; it does not flush the
+// gutters then, but waits for the batches already handed out and adds the
+// buffered updates of the supernodes it merges to the one column each
+// round reads, so the gutters keep filling toward full batches. With
+// Config.NoGreedy, or before the first answer, it flushes the pipeline and
+// runs Boruvka over all vertices from singletons. The sketches are left as they were, so ingestion may
 // continue afterwards. It returns an error wrapping ErrTooManyRounds when
 // the sketch columns run out (raise the sketch factor), or one wrapping
 // ctx's cause (or the flush timeout, naming Config.Late's holders) when the
@@ -138,17 +152,29 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		res.CC = time.Since(t0)
 		return res, nil
 	}
-	if err := r.flush(ctx); err != nil {
+	reuse := g.valid && !r.cfg.NoGreedy
+	wait := r.pipe.Flush
+	if reuse {
+		wait = r.pipe.Settle
+	}
+	if err := r.within(ctx, wait); err != nil {
 		return nil, err
 	}
 	t1 := time.Now()
-	n := r.st.Params().Vertices()
+	p := r.st.Params()
+	n := p.Vertices()
 	d := dsu.New(n)
 	var (
 		kept     []stream.Edge
 		finished []bool
+		held     heldFunc
 	)
-	if g.valid {
+	if reuse {
+		held = func(view []sketch.Bucket, round int, v uint32) {
+			for _, u := range r.pipe.Held(v) {
+				p.UpdateColumn(view, round, sketch.EdgeIndex(v, u))
+			}
+		}
 		// The forest's trees are connected pieces; the clean sets are
 		// finished components.
 		kept = g.edges()
@@ -162,7 +188,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 			}
 		}
 	}
-	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, r.st.Params().Columns(), finished, nil)
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), finished, held)
 	if err != nil {
 		return nil, err
 	}
@@ -175,15 +201,16 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	return res, nil
 }
 
-// flush flushes the pipeline within Config.FlushTimeout.
-func (r *Room) flush(ctx context.Context) error {
+// within runs wait (the pipeline's Flush or Settle) within
+// Config.FlushTimeout.
+func (r *Room) within(ctx context.Context, wait func(context.Context) error) error {
 	if r.cfg.FlushTimeout <= 0 {
-		return r.pipe.Flush(ctx)
+		return wait(ctx)
 	}
 	fctx, cancel := context.WithTimeoutCause(ctx, r.cfg.FlushTimeout,
 		fmt.Errorf("cc: the flush timeout of %v passed", r.cfg.FlushTimeout))
 	defer cancel()
-	err := r.pipe.Flush(fctx)
+	err := wait(fctx)
 	if err != nil && ctx.Err() == nil && fctx.Err() != nil && r.cfg.Late != nil {
 		if late := r.cfg.Late(); len(late) > 0 {
 			return fmt.Errorf("workers did not answer in time: %s: %w", strings.Join(late, "; "), err)

@@ -84,6 +84,21 @@ func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	}
 }
 
+// UpdateColumn XORs edge index idx into view, a column view of column c
+// (Rows+1 buckets: the deterministic bucket, then the rows of column c),
+// exactly as Update changes those buckets of a whole sketch. A query uses
+// it to add updates that are not yet in the sketches to the one column
+// its round reads.
+func (p Params) UpdateColumn(view []Bucket, c int, idx uint64) {
+	g := hash(idx, p.seeds[0])
+	view[0].Alpha ^= idx
+	view[0].Gamma ^= g
+	if d := depth(hash(idx, p.seeds[1+c])); d < p.rows {
+		view[1+d].Alpha ^= idx
+		view[1+d].Gamma ^= g
+	}
+}
+
 // Good reports whether b holds exactly one index (with probability
 // 1 − 2^−64 when it does not).
 func (p Params) Good(b Bucket) bool {
