@@ -97,6 +97,25 @@ func (g *greedyCC) apply(us []stream.Update) {
 	}
 }
 
+// start returns where Boruvka resumes from: a DSU of the forest's trees
+// (connected pieces of the graph), the forest's edges, and, by root of
+// that DSU, which trees are whole clean sets, finished components.
+func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
+	n := g.d.Len()
+	d = dsu.New(n)
+	forest = g.edges()
+	for _, e := range forest {
+		d.Union(e.Src, e.Dst)
+	}
+	finished = make([]bool, n)
+	for v := range n {
+		if !g.dirty[g.d.Find(v)] {
+			finished[d.Find(v)] = true
+		}
+	}
+	return d, forest, finished
+}
+
 // edges returns the forest's edges, each with Src < Dst, in no set order.
 func (g *greedyCC) edges() []stream.Edge {
 	es := make([]stream.Edge, 0, g.forest.n)

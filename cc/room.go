@@ -162,9 +162,8 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	}
 	t1 := time.Now()
 	p := r.st.Params()
-	n := p.Vertices()
-	d := dsu.New(n)
 	var (
+		d        *dsu.DSU
 		kept     []stream.Edge
 		finished []bool
 		held     heldFunc
@@ -175,18 +174,9 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 				p.UpdateColumn(view, round, sketch.EdgeIndex(v, u))
 			}
 		}
-		// The forest's trees are connected pieces; the clean sets are
-		// finished components.
-		kept = g.edges()
-		for _, e := range kept {
-			d.Union(e.Src, e.Dst)
-		}
-		finished = make([]bool, n)
-		for v := range n {
-			if !g.dirty[g.d.Find(v)] {
-				finished[d.Find(v)] = true
-			}
-		}
+		d, kept, finished = g.start()
+	} else {
+		d = dsu.New(p.Vertices())
 	}
 	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), finished, held)
 	if err != nil {
