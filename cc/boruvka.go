@@ -210,8 +210,14 @@ type sample struct {
 const sampleBlock = 64
 
 // bigSupernode is the member count from which one supernode's sketch is
-// merged by all goroutines.
-const bigSupernode = 2048
+// merged by all goroutines; bigHeldSupernode is that count when the
+// members' buffered updates are hashed too (about a thousand per vertex
+// on the Kronecker streams between queries), so a few re-opened pieces of
+// a few hundred vertices each keep every core busy.
+const (
+	bigSupernode     = 2048
+	bigHeldSupernode = 128
+)
 
 // heldFunc adds to view, the column view of round r (deterministic bucket,
 // then the rows of column r) of a supernode, the updates of vertex v that
@@ -282,7 +288,11 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 	// A supernode of many vertices (the giant component of a dense graph)
 	// is merged by all goroutines, each into its own view, so that it does
 	// not leave one goroutine working while the others wait.
-	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
+	bigAt := bigSupernode
+	if held != nil {
+		bigAt = bigHeldSupernode
+	}
+	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigAt }
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; i != largest && big(ms) {
 			view := mergeParallel(t, ms, r, colLo, colHi, workers, held)
