@@ -23,6 +23,9 @@ type Forest struct {
 
 // BoruvkaStats counts the work of one SpanningForest call.
 type BoruvkaStats struct {
+	// Reads is the number of vertex sketches read (with the vertex's
+	// buffered updates, when the query reads them), over all rounds.
+	Reads int
 	// Vertices is the number of vertices in the supernodes Boruvka had to
 	// resolve (all of them for a full query; fewer when the query reuses
 	// the components of the last answer that no deletion re-opened).
@@ -135,7 +138,7 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 			samples = make([]sample, len(active))
 		}
 		samples = samples[:len(active)]
-		sampleRound(t, r, active, start, members, samples, workers, held)
+		st.Reads += sampleRound(t, r, active, start, members, samples, workers, held)
 		// Apply the samples in order.
 		fails, merges := 0, 0
 		var edges []stream.Edge
@@ -259,7 +262,8 @@ func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, h
 }
 
 // sampleRound fills samples[i] with the sample of column r of supernode
-// active[i], whose vertices are members[start[i]:start[i+1]].
+// active[i], whose vertices are members[start[i]:start[i+1]], and returns
+// the number of vertices whose sketches it read.
 //
 // The largest supernode is not merged: every update adds its index to two
 // sketches, so the XOR of all vertices' sketches is zero, and every vertex
@@ -269,7 +273,7 @@ func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, h
 // a round costs what the smaller supernodes hold, and a lone active
 // supernode samples Zero without reading a sketch. held must keep that
 // balance: it adds each update to both endpoints or to neither.
-func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int, held heldFunc) {
+func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int, held heldFunc) (reads int) {
 	p := t.Params()
 	w := p.Rows() + 1
 	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
@@ -342,4 +346,5 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 		sketch.Merge(acc[:w], acc[k*w:(k+1)*w])
 	}
 	samples[largest].idx, samples[largest].res = p.SampleColumn(acc[:w])
+	return len(members) - int(start[largest+1]-start[largest])
 }

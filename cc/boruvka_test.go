@@ -195,7 +195,7 @@ func BenchmarkReopenedQuery(b *testing.B) {
 			p.Update(tab.Sketch(e.Src), idx)
 			p.Update(tab.Sketch(e.Dst), idx)
 			g.apply([]stream.Update{{Type: stream.Delete, Edge: e}})
-			rounds := 0
+			rounds, reads := 0, 0
 			b.ReportAllocs()
 			for b.Loop() {
 				d, _, finished := g.start()
@@ -203,9 +203,10 @@ func BenchmarkReopenedQuery(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rounds = st.Rounds
+				rounds, reads = st.Rounds, st.Reads
 			}
 			b.ReportMetric(float64(rounds), "rounds")
+			b.ReportMetric(float64(reads), "sketches-read")
 		})
 	}
 }
