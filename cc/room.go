@@ -170,9 +170,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	)
 	if reuse {
 		held = func(view []sketch.Bucket, round int, v uint32) {
-			for _, u := range r.pipe.Held(v) {
-				p.UpdateColumn(view, round, sketch.EdgeIndex(v, u))
-			}
+			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v))
 		}
 		d, kept, finished = g.start()
 	} else {

@@ -84,19 +84,27 @@ func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	}
 }
 
-// UpdateColumn XORs edge index idx into view, a column view of column c
-// (Rows+1 buckets: the deterministic bucket, then the rows of column c),
-// exactly as Update changes those buckets of a whole sketch. A query uses
-// it to add updates that are not yet in the sketches to the one column
-// its round reads.
-func (p Params) UpdateColumn(view []Bucket, c int, idx uint64) {
-	g := hash(idx, p.seeds[0])
-	view[0].Alpha ^= idx
-	view[0].Gamma ^= g
-	if d := depth(hash(idx, p.seeds[1+c])); d < p.rows {
-		view[1+d].Alpha ^= idx
-		view[1+d].Gamma ^= g
+// UpdateColumnBatch XORs the edges {v, u}, u in neighbors, into view, a
+// column view of column c (Rows+1 buckets: the deterministic bucket, then
+// the rows of column c), exactly as ApplyBatch changes those buckets of
+// v's sketch. A query uses it to add updates that are not yet in the
+// sketches to the one column its round reads, at two hashes per edge
+// instead of ApplyBatch's Columns+1.
+func (p Params) UpdateColumnBatch(view []Bucket, c int, v uint32, neighbors []uint32) {
+	view = view[:1+p.rows]
+	det := view[0]
+	checkSeed, colSeed, rows := p.seeds[0], p.seeds[1+c], p.rows
+	for _, u := range neighbors {
+		idx := EdgeIndex(v, u)
+		g := hash(idx, checkSeed)
+		det.Alpha ^= idx
+		det.Gamma ^= g
+		if d := depth(hash(idx, colSeed)); d < rows {
+			view[1+d].Alpha ^= idx
+			view[1+d].Gamma ^= g
+		}
 	}
+	view[0] = det
 }
 
 // Good reports whether b holds exactly one index (with probability
