@@ -61,10 +61,30 @@ func (g *greedyCC) reset(d *dsu.DSU, forest []stream.Edge) {
 	for _, e := range forest {
 		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
 	}
-	for v := range d.Len() {
-		d.Find(v) // shorten every path once: apply finds roots per update
-	}
+	g.compress()
 	g.valid = true
+}
+
+// extend makes the state the answer of a query that resumed from start:
+// d (taken over) is its partition and added the forest edges its Boruvka
+// rounds found; the forest set already holds the edges start returned.
+func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
+	g.d = d
+	clear(g.dirty)
+	g.dirtyN = 0
+	for _, e := range added {
+		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
+	}
+	g.forest.refilter()
+	g.compress()
+}
+
+// compress shortens every path of the DSU once: apply finds two roots per
+// update.
+func (g *greedyCC) compress() {
+	for v := range g.d.Len() {
+		g.d.Find(v)
+	}
 }
 
 // exact reports whether the DSU is the answer for every update applied.
@@ -143,6 +163,22 @@ type edgeSet struct {
 	shift  uint
 	filter []uint64
 	fshift uint
+	stale  int // removals whose filter bits are still set
+}
+
+// refilter rebuilds the filter once removals have left as many stale bits
+// as there are entries, so that it keeps answering most lookups.
+func (s *edgeSet) refilter() {
+	if s.stale <= s.n {
+		return
+	}
+	clear(s.filter)
+	for _, x := range s.slots {
+		if x != 0 {
+			s.mark(x)
+		}
+	}
+	s.stale = 0
 }
 
 // mayHave reports false only when idx is absent.
@@ -181,6 +217,7 @@ func (s *edgeSet) reset(capacity int) {
 		s.filter = make([]uint64, words)
 	}
 	s.fshift = s.shift - 4
+	s.stale = 0
 }
 
 func (s *edgeSet) slot(idx uint64) int {
@@ -246,5 +283,6 @@ func (s *edgeSet) remove(idx uint64) bool {
 	}
 	s.slots[i] = 0
 	s.n--
+	s.stale++
 	return true
 }

@@ -173,6 +173,9 @@ func TestEdgeSet(t *testing.T) {
 		}
 		s.add(x)
 		in[x] = true
+		if rng.IntN(500) == 0 {
+			s.refilter()
+		}
 	}
 	for x := uint64(1); x <= 3100; x++ {
 		if !in[x] && s.has(x) || in[x] && !s.mayHave(x) {

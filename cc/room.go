@@ -180,10 +180,14 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	added := forest.Edges
 	forest.Edges = append(kept, forest.Edges...)
 	res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: forest, Boruvka: st,
 		AfterUpdates: r.updates, Flush: t1.Sub(t0), CC: time.Since(t1)}
-	if !r.cfg.NoGreedy {
+	switch {
+	case reuse:
+		g.extend(d, added)
+	case !r.cfg.NoGreedy:
 		g.reset(d, forest.Edges)
 	}
 	return res, nil
