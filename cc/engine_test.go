@@ -19,6 +19,9 @@ type testConfig struct {
 	Workers      int
 	QueueBatches int
 	NoGreedy     bool
+	// ApplyPieces makes every query that reuses the last answer sketch
+	// the re-opened pieces' buffered ids into the store, however few.
+	ApplyPieces bool
 }
 
 // engine is a query room over an in-process ingest.Engine, as main-node
@@ -34,7 +37,11 @@ func newEngine(cfg testConfig) (engine, error) {
 	if err != nil {
 		return engine{}, err
 	}
-	return engine{Room: New(pipe, Config{NoGreedy: cfg.NoGreedy}), pipe: pipe}, nil
+	room := New(pipe, Config{NoGreedy: cfg.NoGreedy})
+	if cfg.ApplyPieces {
+		room.applyAt = 0
+	}
+	return engine{Room: room, pipe: pipe}, nil
 }
 
 // Close closes the pipeline.

@@ -47,14 +47,15 @@ func TestMultiplesEvery852(t *testing.T) {
 	// Batch factor 1 leaves most updates in the gutters at every query, so
 	// the queries that reuse the last answer read them there.
 	for _, bf := range []float64{0.2, 1} {
-		for _, noGreedy := range []bool{false, true} {
-			res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", testConfig{NoGreedy: noGreedy, BatchFactor: bf}, at)
+		for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}} {
+			cfg.BatchFactor = bf
+			res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
 			var got []int
 			for _, r := range res {
 				got = append(got, r.Components)
 			}
 			if !slices.Equal(got, want) {
-				t.Errorf("batch factor %v, no-greedy=%v: components %v, want %v", bf, noGreedy, got, want)
+				t.Errorf("%+v: components %v, want %v", cfg, got, want)
 			}
 		}
 	}
@@ -93,8 +94,10 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 				at = append(at, sum.Updates*i/points)
 			}
 			greedy, partial := 0, 0
-			for _, noGreedy := range []bool{false, true} {
-				for _, r := range queryAt(t, path, testConfig{NoGreedy: noGreedy, BatchFactor: 0.1}, at) {
+			for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}} {
+				cfg.BatchFactor = 0.1
+				noGreedy := cfg.NoGreedy
+				for _, r := range queryAt(t, path, cfg, at) {
 					if r.Greedy {
 						if noGreedy {
 							t.Fatal("greedy answer with NoGreedy set")

@@ -6,6 +6,8 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"sketchcc/dsu"
@@ -31,6 +33,9 @@ type Pipeline interface {
 	// sketch, valid until the pipeline next changes; called by several
 	// goroutines at once between Settle and the next IngestN.
 	Held(v uint32) []uint32
+	// Drop empties v's gutter once the caller has applied Held(v) to the
+	// store (store.ApplyNow); called by the Room's goroutine only.
+	Drop(v uint32)
 	// Store returns the sketch store that Flush fills.
 	Store() *store.Store
 }
@@ -83,6 +88,7 @@ type Room struct {
 	st      *store.Store
 	greedy  greedyCC
 	updates uint64 // updates read through IngestN
+	applyAt int    // pieceApplyIDs; tests lower it
 }
 
 // New returns a Room over pipe. Every update must reach pipe through the
@@ -92,7 +98,7 @@ func New(pipe Pipeline, cfg Config) *Room {
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
-	return &Room{cfg: cfg, pipe: pipe, st: pipe.Store()}
+	return &Room{cfg: cfg, pipe: pipe, st: pipe.Store(), applyAt: pieceApplyIDs}
 }
 
 // Ingest reads src to its end through the pipeline; see IngestN.
@@ -173,6 +179,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v))
 		}
 		d, kept, finished = g.start()
+		r.applyPieces(d, finished)
 	} else {
 		d = dsu.New(p.Vertices())
 	}
@@ -191,6 +198,60 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		g.reset(d, forest.Edges)
 	}
 	return res, nil
+}
+
+// pieceApplyIDs is the number of buffered ids in the re-opened pieces from
+// which a query sketches them into the store rather than hashing them into
+// each round's column: 64 per vertex. Hashing a column costs two hashes per
+// id and is thrown away; sketching costs Columns+1 hashes per id but is
+// work the pipeline would have done anyway, on all cores while the reader
+// waits. Few, small pieces (frequent queries) are cheaper hashed; many
+// pieces holding most of the gutters (rare queries) are cheaper sketched.
+const pieceApplyIDs = 64
+
+// applyPieces sketches into the store the buffered ids of the vertices that
+// Boruvka will read from d (every vertex of an unfinished tree but the
+// largest), and empties their gutters, when they hold more than
+// pieceApplyIDs per vertex of the graph. It runs Config.Workers goroutines
+// and waits for them.
+func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
+	n := d.Len()
+	largest := ^uint32(0)
+	for v := range n {
+		if rt := d.Find(v); rt == v && !finished[v] && (largest == ^uint32(0) || d.Size(v) > d.Size(largest)) {
+			largest = v
+		}
+	}
+	var vs []uint32
+	ids := 0
+	for v := range n {
+		if rt := d.Find(v); !finished[rt] && rt != largest {
+			if k := len(r.pipe.Held(v)); k > 0 {
+				vs = append(vs, v)
+				ids += k
+			}
+		}
+	}
+	if ids == 0 || ids <= r.applyAt*int(n) {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range r.cfg.Workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(vs) {
+					return
+				}
+				r.st.ApplyNow(vs[i], r.pipe.Held(vs[i]))
+			}
+		})
+	}
+	wg.Wait()
+	for _, v := range vs {
+		r.pipe.Drop(v)
+	}
 }
 
 // within runs wait (the pipeline's Flush or Settle) within

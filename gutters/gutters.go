@@ -374,6 +374,17 @@ func (g *Gutters) Held(v uint32) []uint32 {
 	return g.buffer(t.slot)[:t.fill:t.fill]
 }
 
+// Drop empties v's gutter without emitting it, for a caller that has
+// sketched Held(v) itself (a query applying the buffered updates of the
+// vertices it reads); it counts as a LocalBatches batch. Not safe for
+// concurrent use with InsertBatch, Flush or Held.
+func (g *Gutters) Drop(v uint32) {
+	if g.tails[v].fill > 0 {
+		g.tails[v].fill = 0
+		g.stats.LocalBatches++
+	}
+}
+
 // Release returns a batch's buffer to the spares. It must be called once per
 // batch received; b must not be used after it. Safe for concurrent use.
 func (g *Gutters) Release(b Batch) {

@@ -299,6 +299,10 @@ func (e *Engine) Settle(ctx context.Context) error {
 // Close; safe to call from several goroutines while none of those runs.
 func (e *Engine) Held(v uint32) []uint32 { return e.gut.Held(v) }
 
+// Drop empties v's gutter, whose Held ids the caller has applied to the
+// store (store.ApplyNow); see gutters.Gutters.Drop.
+func (e *Engine) Drop(v uint32) { e.gut.Drop(v) }
+
 // Close stops the delta workers and waits for them. Buffered updates that
 // were not flushed are dropped. Close waits for all goroutines started by
 // New; it is idempotent.
