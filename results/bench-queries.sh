@@ -47,12 +47,10 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "  kept = median over $pairs pairs of rate / rate of a no-query run of the same setup run just before it, so that"
 	echo "  load changes between pairs cancel out; the rates shown are medians over the pairs"
 	echo "- flush = the query's wait for the batches handed out (a flush of the gutters only for the first query, which"
-	echo "  has no answer to reuse); CC = Boruvka and labelling; median / max over the mid-stream queries, in ms"
+	echo "  has no answer to reuse); CC = Boruvka and labelling; median / max over the mid-stream queries, in seconds"
 	echo "- Landscape (Tench et al., ALENEX 2025, kron17, 80 workers): no queries 133 M/s; 20 queries 37 M/s (28% kept);"
 	echo "  1,000 queries about 1 M/s and not finished; 5–9 s per query, almost all of it flushing the gutters"
 	echo
-	echo "| stream | setup | queries | updates/s | no-query updates/s | kept | greedy answers | flush ms median / max | CC ms median / max |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 } >"$out.tmp"
 
 # run SETUP STREAM K OUT: one main-node run (and its workers) writing --json to OUT.
@@ -90,7 +88,7 @@ for s in "${scales[@]}"; do
 				run "$setup" "$f" 0 "$bin/base-$i.json"
 				run "$setup" "$f" "$k" "$bin/run-$i.json"
 			done
-			python3 - "$bin" "$pairs" "kron$s" "$setup" "$k" "$want" >>"$out.tmp" <<'PY'
+			python3 - "$bin" "$pairs" "kron$s" "$setup" "$k" "$want" >>"$bin/rows-$setup" <<'PY'
 import json, statistics, sys
 d, n = sys.argv[1], int(sys.argv[2])
 name, setup, k, want = sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
@@ -105,15 +103,27 @@ r = med(x["updates_per_second"] for _, x in pairs)
 kept = med(x["updates_per_second"] / b["updates_per_second"] for b, x in pairs)
 mid = [q for _, x in pairs for q in x["queries"][:-1]]
 def mm(key):
-    xs = [1e3 * q[key] for q in mid] or [0]
-    return f"{med(xs):.2f} / {max(xs):.2f}"
+    xs = [q[key] for q in mid] or [0]
+    return f"{med(xs):.4f} / {max(xs):.4f}"
 greedy = sum(q["greedy"] for q in mid)
-print(f"| {name} | {setup} | {k} | {r/1e6:.2f} M | {r0/1e6:.2f} M | {100*kept:.0f}% | {greedy} of {len(mid)} | "
+print(f"| {name} | {k} | on | {r/1e6:.2f} M | {r0/1e6:.2f} M | {100*kept:.0f}% | {greedy} of {len(mid)} | "
       f"{mm('flush_seconds')} | {mm('cc_seconds')} |")
 PY
-			tail -1 "$out.tmp" >&2
+			tail -1 "$bin/rows-$setup" >&2
 		done
 	done
+done
+# One table per setup, local first (results/plot draws the first).
+for setup in "${setups[@]}"; do
+	[ -f "$bin/rows-$setup" ] || continue
+	{
+		echo
+		echo "## $setup"
+		echo
+		echo "| stream | queries during stream | greedy | updates/s | no-query updates/s | kept | greedy answers | flush s median / max | CC s median / max |"
+		echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+		cat "$bin/rows-$setup"
+	} >>"$out.tmp"
 done
 mv "$out.tmp" "$out"
 echo "wrote $out" >&2
