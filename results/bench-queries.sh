@@ -14,7 +14,7 @@
 # Usage: results/bench-queries.sh [SCALE ...]     (default: 13 15)
 # Env:   DATA=dir for generated streams (default /tmp/sketchcc-data)
 #        COUNTS="0 2 10 20 100 1000" query counts; SETUPS="local cluster"
-#        PAIRS=3 paired runs per count
+#        PAIRS=3 paired runs per count; OUT=file (default results/queries-<date>.md)
 # Needs go and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ trap cleanup EXIT
 go build -o "$bin/" ./cmd/main-node ./cmd/worker ./cmd/streamtool
 
 date=$(date -u +%Y-%m-%d)
-out=results/queries-$date.md
+out=${OUT:-results/queries-$date.md}
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# Queries during the stream, $date"
