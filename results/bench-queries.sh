@@ -45,7 +45,10 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 	echo "  and 2 × \`worker --join ADDR --threads 1\` on the same machine"
 	echo "- rate = updates / (start of ingestion → end of the final query's wait for batches), mid-stream queries included;"
 	echo "  kept = median over $pairs pairs of rate / rate of a no-query run of the same setup run just before it, so that"
-	echo "  load changes between pairs cancel out; the rates shown are medians over the pairs"
+	echo "  load changes between pairs cancel out; the rates shown are medians over the pairs; CPU kept = the same ratio"
+	echo "  of the main node's CPU seconds (user + system; no-query / with queries; in the cluster the workers' are not counted),"
+	echo "  which other jobs on the machine"
+	echo "  disturb much less than the wall clock"
 	echo "- flush = the query's wait for the batches handed out (a flush of the gutters only for the first query, which"
 	echo "  has no answer to reuse); CC = Boruvka and labelling; median / max over the mid-stream queries, in seconds"
 	echo "- Landscape (Tench et al., ALENEX 2025, kron17, 80 workers): no queries 133 M/s; 20 queries 37 M/s (28% kept);"
@@ -57,10 +60,10 @@ cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 run() {
 	local setup=$1 f=$2 k=$3 o=$4
 	if [ "$setup" = local ]; then
-		"$bin/main-node" --stream "$f" --json --progress never --queries $((k + 1)) >"$o"
+		/usr/bin/time -o "$o.cpu" -f "%U %S" "$bin/main-node" --stream "$f" --json --progress never --queries $((k + 1)) >"$o"
 		return
 	fi
-	"$bin/main-node" --stream "$f" --listen 127.0.0.1:0 --expect-workers 2 --local-workers 0 \
+	/usr/bin/time -o "$o.cpu" -f "%U %S" "$bin/main-node" --stream "$f" --listen 127.0.0.1:0 --expect-workers 2 --local-workers 0 \
 		--json --progress never --log-level info --queries $((k + 1)) >"$o" 2>"$bin/main.log" &
 	pids=("$!")
 	local addr=
@@ -101,12 +104,15 @@ med = statistics.median
 r0 = med(b["updates_per_second"] for b, _ in pairs)
 r = med(x["updates_per_second"] for _, x in pairs)
 kept = med(x["updates_per_second"] / b["updates_per_second"] for b, x in pairs)
+def cpu(kind, i):
+    return sum(map(float, open(f"{d}/{kind}-{i}.json.cpu").read().split()[-2:]))
+cpukept = med(cpu("base", i) / cpu("run", i) for i in range(1, n + 1))
 mid = [q for _, x in pairs for q in x["queries"][:-1]]
 def mm(key):
     xs = [q[key] for q in mid] or [0]
     return f"{med(xs):.4f} / {max(xs):.4f}"
 greedy = sum(q["greedy"] for q in mid)
-print(f"| {name} | {k} | on | {r/1e6:.2f} M | {r0/1e6:.2f} M | {100*kept:.0f}% | {greedy} of {len(mid)} | "
+print(f"| {name} | {k} | on | {r/1e6:.2f} M | {r0/1e6:.2f} M | {100*kept:.0f}% | {100*cpukept:.0f}% | {greedy} of {len(mid)} | "
       f"{mm('flush_seconds')} | {mm('cc_seconds')} |")
 PY
 			tail -1 "$bin/rows-$setup" >&2
@@ -120,8 +126,8 @@ for setup in "${setups[@]}"; do
 		echo
 		echo "## $setup"
 		echo
-		echo "| stream | queries during stream | greedy | updates/s | no-query updates/s | kept | greedy answers | flush s median / max | CC s median / max |"
-		echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
+		echo "| stream | queries during stream | greedy | updates/s | no-query updates/s | kept | CPU kept | greedy answers | flush s median / max | CC s median / max |"
+		echo "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 		cat "$bin/rows-$setup"
 	} >>"$out.tmp"
 done
