@@ -15,6 +15,7 @@
 # Env:   DATA=dir for generated streams (default /tmp/sketchcc-data)
 #        COUNTS="0 2 10 20 100 1000" query counts; SETUPS="local cluster"
 #        PAIRS=3 paired runs per count; OUT=file (default results/queries-<date>.md)
+#        LOCK=file taken around each run (default /tmp/sketchcc-bench.lock)
 # Needs go and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,7 @@ data=${DATA:-/tmp/sketchcc-data}
 counts=(${COUNTS:-2 10 20 100 1000})
 setups=(${SETUPS:-local cluster})
 pairs=${PAIRS:-3}
+lock=${LOCK:-/tmp/sketchcc-bench.lock}
 mkdir -p "$data"
 bin=$(mktemp -d)
 pids=()
@@ -57,8 +59,18 @@ cpu="$cpu (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' 
 	echo
 } >"$out.tmp"
 
-# run SETUP STREAM K OUT: one main-node run (and its workers) writing --json to OUT.
+# run SETUP STREAM K OUT: one main-node run (and its workers) writing --json
+# to OUT, under the machine's benchmark lock (held by fd 9 for the run only,
+# so that other jobs' runs interleave with this script's).
 run() {
+	exec 9>>"$lock"
+	flock 9
+	run1 "$@"
+	flock -u 9
+	exec 9>&-
+}
+
+run1() {
 	local setup=$1 f=$2 k=$3 o=$4
 	if [ "$setup" = local ]; then
 		/usr/bin/time -o "$o.cpu" -f "%U %S" "$bin/main-node" --stream "$f" --json --progress never --queries $((k + 1)) >"$o"
