@@ -123,7 +123,7 @@ cpukept = med(cpu("base", i) / cpu("run", i) for i in range(1, n + 1))
 mid = [q for _, x in pairs for q in x["queries"][:-1]]
 def mm(key):
     xs = [q[key] for q in mid] or [0]
-    return f"{med(xs):.4f} / {max(xs):.4f}"
+    return f"{med(xs):.6f} / {max(xs):.4f}"
 greedy = sum(q["greedy"] for q in mid)
 print(f"| {name} | {k} | on | {r/1e6:.2f} M | {r0/1e6:.2f} M | {100*kept:.0f}% | {100*cpukept:.0f}% | {greedy} of {len(mid)} | "
       f"{mm('flush_seconds')} | {mm('cc_seconds')} |")
