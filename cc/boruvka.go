@@ -1,7 +1,6 @@
 package cc
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -12,8 +11,9 @@ import (
 )
 
 // ErrTooManyRounds is wrapped by SpanningForest when every column has been
-// used and some supernode has not yet sampled Zero.
-var ErrTooManyRounds = errors.New("cc: Boruvka ran out of sketch columns")
+// used and some supernode has not yet sampled Zero. It is
+// sketch.ErrTooManyRounds, which Sample wraps for a column past the last.
+var ErrTooManyRounds = sketch.ErrTooManyRounds
 
 // Forest is a spanning forest: the edges Boruvka used to join supernodes,
 // at most Vertices−1 of them, each with Src < Dst.
@@ -263,7 +263,9 @@ func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, h
 
 // sampleRound fills samples[i] with the sample of column r of supernode
 // active[i], whose vertices are members[start[i]:start[i+1]], and returns
-// the number of vertices whose sketches it read.
+// the number of vertices whose sketches it read. r is below the column
+// count and every slice sampled is a sketch or a column view, so Sample's
+// and SampleColumn's errors cannot occur and are not checked.
 //
 // The largest supernode is not merged: every update adds its index to two
 // sketches, so the XOR of all vertices' sketches is zero, and every vertex
@@ -300,7 +302,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; i != largest && big(ms) {
 			view := mergeParallel(t, ms, r, colLo, colHi, workers, held)
-			samples[i].idx, samples[i].res = p.SampleColumn(view)
+			samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
 			sketch.Merge(acc[nw*w:], view)
 		}
 	}
@@ -320,7 +322,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 				}
 				if len(ms) == 1 && held == nil {
 					s := t.Sketch(ms[0])
-					samples[i].idx, samples[i].res = p.Sample(s, r)
+					samples[i].idx, samples[i].res, _ = p.Sample(s, r)
 					sum[0].Alpha ^= s[0].Alpha
 					sum[0].Gamma ^= s[0].Gamma
 					sketch.Merge(sum[1:], s[colLo:colHi])
@@ -328,7 +330,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 				}
 				clear(view)
 				memberView(t, view, r, colLo, colHi, ms, held)
-				samples[i].idx, samples[i].res = p.SampleColumn(view)
+				samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
 				sketch.Merge(sum, view)
 			}
 		}
@@ -345,6 +347,6 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 	for k := 1; k <= nw; k++ {
 		sketch.Merge(acc[:w], acc[k*w:(k+1)*w])
 	}
-	samples[largest].idx, samples[largest].res = p.SampleColumn(acc[:w])
+	samples[largest].idx, samples[largest].res, _ = p.SampleColumn(acc[:w])
 	return len(members) - int(start[largest+1]-start[largest])
 }

@@ -61,28 +61,32 @@ func BenchmarkLocalCutoff(b *testing.B) {
 				p.Delta(delta, 0, ids)
 				// A frame of 16 batches and one of 16 deltas, as on the wire.
 				const k = 16
-				encoded := make([]byte, 0, k*deltaBytes(per))
+				dc := newDeltaCodec(p)
+				var encoded []byte
 				for range k {
-					encoded = sketch.AppendDelta(encoded, 0, delta)
+					encoded = dc.append(encoded, 0, delta)
 				}
 				fw := newFrameWriter(out, nil)
+				enc := newBatchEncoder(p.Vertices())
 				entries := make([]batchEntry, k)
-				parts := make([][]byte, k)
+				var payload []byte
 				bufs := make([][]uint32, k)
 				for i := range bufs {
 					bufs[i] = make([]uint32, 0, n)
 				}
 				scratch := make([]sketch.Bucket, per)
 				for b.Loop() {
+					payload = payload[:0]
 					for i := range k {
 						bufs[i] = append(bufs[i][:0], ids...)
-						entries[i] = batchEntry{ID: uint64(i), Vertex: 0, Updates: uint32(n)}
-						parts[i] = uint32Bytes(bufs[i])
+						start, sent := len(payload), 0
+						payload, sent = enc.append(payload, bufs[i])
+						entries[i] = batchEntry{ID: uint64(i), Vertex: 0, Updates: uint32(sent), Bytes: uint32(len(payload) - start)}
 					}
-					fw.write(batchesMsg, entries, parts...)
+					fw.write(batchesMsg, entries, payload)
 					rest := encoded
 					for range k {
-						_, rest, _ = p.DecodeDelta(scratch, rest)
+						_, rest, _ = dc.decode(scratch, rest)
 						sketch.Merge(table.Sketch(0), scratch)
 					}
 				}

@@ -37,6 +37,8 @@ type params struct {
 	Columns  int
 	// MaxBatchUpdates bounds the neighbour ids of one batch.
 	MaxBatchUpdates int
+	// MaxFrameBytes is the largest frame payload the main node reads.
+	MaxFrameBytes int
 	// MAC is the main node's answer to the worker's challenge.
 	MAC []byte
 }
@@ -45,14 +47,18 @@ type params struct {
 type ready struct {
 	// Threads is the number of goroutines computing deltas.
 	Threads int
+	// MaxFrameBytes is the largest frame payload the worker reads.
+	MaxFrameBytes int
 }
 
 // batchEntry describes one batch of a batches frame; the payload holds
-// its Updates neighbour ids, entries in order.
+// its Updates neighbour ids encoded in Bytes bytes (wire.go), entries in
+// order.
 type batchEntry struct {
 	ID      uint64
 	Vertex  uint32
 	Updates uint32
+	Bytes   uint32
 }
 
 // stop tells a worker that the main node is done with it.
@@ -96,24 +102,27 @@ func (e *encoder) encode(m any) []byte {
 		enc.EncodeBytes(m.Nonce)
 		enc.EncodeBytes(m.MAC)
 	case *params:
-		enc.EncodeArrayLen(7)
+		enc.EncodeArrayLen(8)
 		enc.EncodeUint(uint64(m.Vertices))
 		enc.EncodeFloat64(m.Factor)
 		enc.EncodeUint(m.Seed)
 		enc.EncodeInt(int64(m.Rows))
 		enc.EncodeInt(int64(m.Columns))
 		enc.EncodeInt(int64(m.MaxBatchUpdates))
+		enc.EncodeInt(int64(m.MaxFrameBytes))
 		enc.EncodeBytes(m.MAC)
 	case *ready:
-		enc.EncodeArrayLen(1)
+		enc.EncodeArrayLen(2)
 		enc.EncodeInt(int64(m.Threads))
+		enc.EncodeInt(int64(m.MaxFrameBytes))
 	case []batchEntry:
 		enc.EncodeArrayLen(len(m))
 		for i := range m {
-			enc.EncodeArrayLen(3)
+			enc.EncodeArrayLen(4)
 			enc.EncodeUint(m[i].ID)
 			enc.EncodeUint(uint64(m[i].Vertex))
 			enc.EncodeUint(uint64(m[i].Updates))
+			enc.EncodeUint(uint64(m[i].Bytes))
 		}
 	case []uint64:
 		enc.EncodeArrayLen(len(m))
@@ -170,7 +179,7 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 		m.MAC, err = d.bytes(maxMACBytes)
 		return err
 	case *params:
-		if err := d.arrayLen(7); err != nil {
+		if err := d.arrayLen(8); err != nil {
 			return err
 		}
 		if m.Vertices, err = d.dec.DecodeUint32(); err != nil {
@@ -191,13 +200,19 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 		if m.MaxBatchUpdates, err = d.dec.DecodeInt(); err != nil {
 			return err
 		}
+		if m.MaxFrameBytes, err = d.dec.DecodeInt(); err != nil {
+			return err
+		}
 		m.MAC, err = d.bytes(maxMACBytes)
 		return err
 	case *ready:
-		if err := d.arrayLen(1); err != nil {
+		if err := d.arrayLen(2); err != nil {
 			return err
 		}
-		m.Threads, err = d.dec.DecodeInt()
+		if m.Threads, err = d.dec.DecodeInt(); err != nil {
+			return err
+		}
+		m.MaxFrameBytes, err = d.dec.DecodeInt()
 		return err
 	case *[]batchEntry:
 		n, err := d.listLen(maxItems)
@@ -206,7 +221,7 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 		}
 		s := (*m)[:0]
 		for range n {
-			if err := d.arrayLen(3); err != nil {
+			if err := d.arrayLen(4); err != nil {
 				return err
 			}
 			var e batchEntry
@@ -217,6 +232,9 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 				return err
 			}
 			if e.Updates, err = d.dec.DecodeUint32(); err != nil {
+				return err
+			}
+			if e.Bytes, err = d.dec.DecodeUint32(); err != nil {
 				return err
 			}
 			s = append(s, e)
@@ -308,10 +326,13 @@ func (d *decoder) str(max int) (string, error) {
 func encodeMeta(m NodeMeta) []byte {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
-	enc.EncodeArrayLen(3)
+	enc.EncodeArrayLen(6)
 	enc.EncodeString(m.Role)
 	enc.EncodeString(m.Addr)
 	enc.EncodeInt(int64(m.Threads))
+	enc.EncodeString(m.Name)
+	enc.EncodeUint(m.Incarnation)
+	enc.EncodeBool(m.Leaving)
 	return buf.Bytes()
 }
 
@@ -321,7 +342,7 @@ func decodeMeta(b []byte) (NodeMeta, error) {
 	d := newDecoder()
 	d.r.Reset(b)
 	d.dec.ResetReader(&d.r)
-	if err := d.arrayLen(3); err != nil {
+	if err := d.arrayLen(6); err != nil {
 		return m, err
 	}
 	var err error
@@ -332,6 +353,15 @@ func decodeMeta(b []byte) (NodeMeta, error) {
 		return m, err
 	}
 	if m.Threads, err = d.dec.DecodeInt(); err != nil {
+		return m, err
+	}
+	if m.Name, err = d.str(maxNameBytes); err != nil {
+		return m, err
+	}
+	if m.Incarnation, err = d.dec.DecodeUint64(); err != nil {
+		return m, err
+	}
+	if m.Leaving, err = d.dec.DecodeBool(); err != nil {
 		return m, err
 	}
 	if d.r.Len() != 0 {

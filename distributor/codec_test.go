@@ -40,8 +40,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		{helloMsg, &hello{Name: "w", Nonce: bytes.Repeat([]byte{1}, nonceBytes), MAC: bytes.Repeat([]byte{2}, 32)}, nil},
 		{paramsMsg, &params{Vertices: 1 << 17, Factor: 1.5, Seed: 1<<63 + 5, Rows: 34, Columns: 24, MaxBatchUpdates: 3268, MAC: []byte{1, 2, 3}}, nil},
 		{readyMsg, &ready{Threads: 16}, nil},
-		{batchesMsg, []batchEntry{{ID: 1, Vertex: 5, Updates: 2}, {ID: 1 << 40, Vertex: 1<<32 - 1, Updates: 1}},
-			uint32Bytes([]uint32{1, 2, 3})},
+		{batchesMsg, []batchEntry{{ID: 1, Vertex: 5, Updates: 2, Bytes: 3}, {ID: 1 << 40, Vertex: 1<<32 - 1, Updates: 1, Bytes: 1<<32 - 1}},
+			[]byte{0, 1, 0, 0, 3}},
 		{deltasMsg, []uint64{9, 1 << 50}, []byte("0123456789abcdef")},
 		{stopMsg, &stop{Reason: "main node done"}, nil},
 		{errorMsg, &failure{Reason: "authentication failed"}, nil},
@@ -89,13 +89,13 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestNodeMetaRoundTrip(t *testing.T) {
-	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8}
+	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8, Name: "w1", Incarnation: 1 << 60, Leaving: true}
 	got, err := decodeMeta(encodeMeta(m))
 	requireNoError(t, err)
 	if got != m {
 		t.Errorf("got %+v, want %+v", got, m)
 	}
-	if _, err := decodeMeta([]byte{0x93, 0xa1}); err == nil {
+	if _, err := decodeMeta([]byte{0x96, 0xa1}); err == nil {
 		t.Error("truncated metadata decoded")
 	}
 }
@@ -141,12 +141,12 @@ func TestFrameReader_Failure(t *testing.T) {
 			t.Errorf("%s: error %q does not say %q", name, err, wantText)
 		}
 	}
-	good := frameBytes(batchesMsg, []batchEntry{{ID: 1, Vertex: 2, Updates: 2}}, uint32Bytes([]uint32{3, 4}))
+	good := frameBytes(batchesMsg, []batchEntry{{ID: 1, Vertex: 2, Updates: 2, Bytes: 3}}, []byte{idsGaps, 3, 0})
 	f("empty", nil, io.EOF, "EOF")
 	f("truncated prefix", good[:5], io.ErrUnexpectedEOF, "unexpected EOF")
 	f("truncated header", good[:prefixBytes+2], io.ErrUnexpectedEOF, "unexpected EOF")
 	f("truncated payload", good[:len(good)-1], io.ErrUnexpectedEOF, "unexpected EOF")
-	f("oversized header", rawFrame(batchesMsg, maxHeaderBytes+1, 0, nil), ErrFrame, "header of 81921 bytes, limit 81920")
+	f("oversized header", rawFrame(batchesMsg, maxHeaderBytes+1, 0, nil), ErrFrame, "header of 106497 bytes, limit 106496")
 	f("oversized payload", rawFrame(batchesMsg, 1, 1<<32-1, nil), ErrFrame, "payload of 4294967295 bytes, limit 65536")
 	f("unknown type", rawFrame(200, 0, 0, nil), ErrFrame, "unknown message type 200")
 	f("type zero", make([]byte, 64), ErrFrame, "unknown message type 0")
@@ -167,8 +167,8 @@ func TestReadVersion(t *testing.T) {
 			t.Errorf("readVersion(%q) = %v, want an error saying %q", in, err, wantText)
 		}
 	}
-	f("sketchcc-batch/1", "")
-	f("sketchcc-batch/2", `peer speaks "sketchcc-batch/2"`)
+	f("sketchcc-batch/4", "")
+	f("sketchcc-batch/3", `peer speaks "sketchcc-batch/3"`)
 	f("GET / HTTP/1.1\r\nHost", "not a sketchcc peer")
 	f("sketch", "unexpected EOF")
 }
@@ -181,10 +181,10 @@ func handshake(t *testing.T, mainKey, workerKey []byte, p sketch.Params) (mainEr
 	defer b.Close()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_, _, workerErr = workerHandshake(newFrameReader(b, nil), newFrameWriter(b, nil), workerKey, "w", 1)
+		_, workerErr = workerHandshake(newFrameReader(b, nil), newFrameWriter(b, nil), workerKey, "w", 1, DefaultMaxFrameBytes)
 		b.Close()
 	})
-	_, mainErr = mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), mainKey, "m", p, 100)
+	_, mainErr = mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), mainKey, "m", p, 100, DefaultMaxFrameBytes)
 	a.Close()
 	wg.Wait()
 	return mainErr, workerErr
@@ -225,7 +225,7 @@ func TestHandshakeWrongVersion(t *testing.T) {
 	go io.Copy(io.Discard, b)
 	go io.WriteString(b, "sketchcc-batch/9")
 	p, _ := sketch.NewParams(10, 1, 1)
-	_, err := mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), nil, "m", p, 10)
+	_, err := mainHandshake(newFrameReader(a, nil), newFrameWriter(a, nil), nil, "m", p, 10, DefaultMaxFrameBytes)
 	if !errors.Is(err, ErrVersion) {
 		t.Errorf("got %v, want ErrVersion", err)
 	}
@@ -242,12 +242,23 @@ func goldenFrames() map[string][]byte {
 	for i := range delta {
 		delta[i] = sketch.Bucket{Alpha: uint64(i) * 0x0101, Gamma: ^uint64(i)}
 	}
+	// A delta with an empty deterministic bucket, rows 0-2 of column 0
+	// and row 5 of the last column: both masks and a run of buckets.
+	sparse := make([]sketch.Bucket, p.BucketsPerVertex())
+	for _, i := range []int{1, 2, 3, 1 + (p.Columns()-1)*p.Rows() + 5} {
+		sparse[i] = delta[i]
+	}
+	dc := newDeltaCodec(p)
+	// One batch in each form, one whose ids all cancel, one sorted.
+	entries, payload := encodeBatches(p.Vertices(),
+		batch{3, []uint32{1, 2, 5, 9}}, batch{4, []uint32{0, 1, 2, 3, 5, 6, 7, 8}},
+		batch{5, []uint32{7, 7}}, batch{6, []uint32{15, 1, 15, 2, 15}})
 	return map[string][]byte{
 		"hello.bin":   frameBytes(helloMsg, &hello{Name: "main", Nonce: nonce}, nil),
 		"params.bin":  frameBytes(paramsMsg, &params{Vertices: 16, Factor: 1, Seed: 3, Rows: p.Rows(), Columns: p.Columns(), MaxBatchUpdates: 8, MAC: nonce}, nil),
 		"ready.bin":   frameBytes(readyMsg, &ready{Threads: 2}, nil),
-		"batches.bin": frameBytes(batchesMsg, []batchEntry{{1, 3, 3}, {2, 4, 1}}, uint32Bytes([]uint32{1, 2, 5, 9})),
-		"deltas.bin":  frameBytes(deltasMsg, []uint64{1}, sketch.AppendDelta(nil, 3, delta)),
+		"batches.bin": frameBytes(batchesMsg, entries, payload),
+		"deltas.bin":  frameBytes(deltasMsg, []uint64{1, 2}, dc.append(dc.append(nil, 3, delta), 4, sparse)),
 		"stop.bin":    frameBytes(stopMsg, &stop{Reason: "done"}, nil),
 		"error.bin":   frameBytes(errorMsg, &failure{Reason: "authentication failed"}, nil),
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"sketchcc/gutters"
@@ -22,8 +22,14 @@ import (
 type distributor struct {
 	p          *Pool
 	name, addr string
-	st         *workerStats
-	log        *slog.Logger
+	inc        uint64 // the worker process's NodeMeta.Incarnation; 0 if unknown
+	// frameBytes is the payload at which a batches frame is sent:
+	// FrameBytes, or less when the worker reads no more; workerMaxFrame
+	// is the largest payload the worker reads, which no frame exceeds
+	// even at the batches' largest encoding (set by the handshake).
+	frameBytes, workerMaxFrame int
+	st                         *workerStats
+	log                        *slog.Logger
 
 	conn    net.Conn      // set before the handshake; closed by fail
 	credit  chan struct{} // a credit back per merged delta; never blocks (cap Credits)
@@ -31,8 +37,6 @@ type distributor struct {
 	stopped chan struct{} // closed by stop: send stop, then close
 	once    sync.Once     // guards fail
 	stopOne sync.Once
-	// connected is true from the handshake until the connection ends.
-	connected atomic.Bool
 
 	// mu guards the batches in flight. Lock order: Pool.mu before
 	// distributor.mu; never held while calling the engine or the network.
@@ -44,8 +48,8 @@ type distributor struct {
 	}
 }
 
-func newDistributor(p *Pool, name, addr string, st *workerStats) *distributor {
-	d := &distributor{p: p, name: name, addr: addr, st: st,
+func newDistributor(p *Pool, name, addr string, inc uint64, st *workerStats) *distributor {
+	d := &distributor{p: p, name: name, addr: addr, inc: inc, st: st,
 		log:     p.cfg.Logger.With("worker", name, "addr", addr),
 		credit:  make(chan struct{}, p.cfg.Credits),
 		failed:  make(chan struct{}),
@@ -53,6 +57,13 @@ func newDistributor(p *Pool, name, addr string, st *workerStats) *distributor {
 	}
 	d.mu.pending = make(map[uint64]*pending, p.cfg.Credits)
 	return d
+}
+
+// err returns why the connection ended, once it has.
+func (d *distributor) err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mu.err
 }
 
 // held returns the number of batches the worker holds.
@@ -65,6 +76,25 @@ func (d *distributor) held() int {
 // errStopped ends a writer that was asked to stop.
 var errStopped = errors.New("distributor: stopped by the main node")
 
+// errAbandoned ends the connections of an abandoned Pool.
+var errAbandoned = errors.New("distributor: the main node was interrupted")
+
+// stopWriteTimeout bounds writing stop to a worker: a worker that does
+// not read it is closed anyway.
+const stopWriteTimeout = time.Second
+
+// errReplaced ends the connection of a worker process that a newer one
+// under its name replaced; errRemoved one whose worker left the cluster
+// or was removed.
+var (
+	errReplaced = errors.New("distributor: the worker restarted")
+	errRemoved  = errors.New("distributor: removed")
+)
+
+// errWorkerLeft ends a connection whose worker said it was leaving
+// (Worker.Close).
+var errWorkerLeft = errors.New("distributor: the worker is leaving")
+
 // run connects, shakes hands, then runs the writer in this goroutine and
 // the reader in another until the connection ends. It runs in its own
 // goroutine, started by Pool.Add.
@@ -75,6 +105,12 @@ func (d *distributor) run() {
 	watch.Go(func() {
 		select {
 		case <-d.stopped:
+			// A handshake in progress ends now: the Pool is closing.
+			d.mu.Lock()
+			if d.conn != nil && !d.st.connected.Load() {
+				d.conn.Close()
+			}
+			d.mu.Unlock()
 		case <-d.failed:
 		case <-ctx.Done():
 		}
@@ -84,7 +120,9 @@ func (d *distributor) run() {
 	defer cancel()
 	conn, err := d.p.dial(ctx, d.addr)
 	if err != nil {
+		d.setErr(err)
 		d.st.setErr(err)
+		d.st.refused.Store(true)
 		d.log.Warn("cannot connect to worker", "err", err)
 		return
 	}
@@ -98,34 +136,92 @@ func (d *distributor) run() {
 	}
 	fr := newFrameReader(conn, &d.st.bytesIn)
 	fw := newFrameWriter(conn, &d.st.bytesOut)
-	deadline, _ := ctx.Deadline()
-	conn.SetDeadline(deadline)
-	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.gut.Config().BatchUpdates)
+	conn.SetDeadline(time.Now().Add(d.p.cfg.HandshakeTimeout))
+	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.gut.Config().BatchUpdates, d.p.cfg.MaxFrameBytes)
 	if err != nil {
 		var pe *PeerError
-		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion)) {
+		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion) ||
+			errors.Is(err, ErrParams)) {
 			err = &ProtocolError{Worker: d.name, Err: err}
 		}
+		d.setErr(err)
 		d.st.setErr(err)
-		d.st.refused.Add(1)
+		d.st.refused.Store(true)
 		d.log.Warn("worker refused", "err", err)
 		conn.Close()
 		return
 	}
 	conn.SetDeadline(time.Time{})
 	fr.maxHeader = maxHeaderBytes
-	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*deltaBytes(d.p.per))
-	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name)
-	d.st.connections.Add(1)
-	d.connected.Store(true)
+	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.params).maxBytes())
+	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
+	d.workerMaxFrame = res.maxFrameBytes
+	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "frame_bytes", d.frameBytes)
+	d.st.up.Store(true)
+	d.st.connected.Store(true)
 	d.p.setActive(+1)
 	defer d.p.setActive(-1)
-	defer d.connected.Store(false)
+	defer d.st.connected.Store(false)
 
 	var reader sync.WaitGroup
 	reader.Go(func() { d.fail(d.readDeltas(fr)) })
+	reader.Go(d.watch)
 	d.fail(d.writeBatches(fw))
 	reader.Wait()
+}
+
+// setErr records why the connection could not be made.
+func (d *distributor) setErr(err error) {
+	d.mu.Lock()
+	if d.mu.err == nil {
+		d.mu.err = err
+	}
+	d.mu.Unlock()
+}
+
+// watch enforces AnswerTimeout until the connection ends: a batch held
+// past its deadline is sketched on the main node (its late delta will be
+// dropped as unknown) and its credit given back; a worker that holds
+// batches and has sent no byte for AnswerTimeout loses the connection.
+// It runs in its own goroutine.
+func (d *distributor) watch() {
+	timeout := d.p.cfg.AnswerTimeout
+	tick := time.NewTicker(min(max(timeout/8, 5*time.Millisecond), time.Second))
+	defer tick.Stop()
+	lastBytes, lastProgress := d.st.bytesIn.Load(), time.Now()
+	for {
+		select {
+		case <-d.failed:
+			return
+		case now := <-tick.C:
+			var late []*pending
+			d.mu.Lock()
+			for id, b := range d.mu.pending {
+				if !b.sent.IsZero() && now.Sub(b.sent) >= timeout {
+					late = append(late, b)
+					delete(d.mu.pending, id)
+				}
+			}
+			held := len(d.mu.pending)
+			d.mu.Unlock()
+			if len(late) > 0 {
+				d.log.Warn("batches not answered in time; sketching them on the main node",
+					"batches", len(late), "answer_timeout", timeout)
+				d.st.late.Add(uint64(len(late)))
+				for _, b := range late {
+					d.p.applyLocal(b)
+					d.credit <- struct{}{} // never blocks: one per batch held
+				}
+			}
+			if n := d.st.bytesIn.Load(); n != lastBytes || held == 0 {
+				lastBytes, lastProgress = n, now
+			} else if now.Sub(lastProgress) >= timeout {
+				d.fail(fmt.Errorf("the worker holds %d batches and has sent nothing for %v (answer timeout)",
+					held, now.Sub(lastProgress).Round(time.Millisecond)))
+				return
+			}
+		}
+	}
 }
 
 // fail ends the connection once: it closes it, marks the distributor
@@ -150,8 +246,14 @@ func (d *distributor) fail(err error) {
 		d.st.resent.Add(uint64(len(bs)))
 		d.p.requeue(bs)
 		switch {
-		case errors.Is(err, errStopped):
-			d.log.Info("worker released")
+		case errors.Is(err, errStopped), errors.Is(err, errAbandoned):
+			d.log.Info("worker released", "batches", len(bs))
+		case errors.Is(err, errWorkerLeft):
+			d.p.mu.Lock()
+			d.p.mu.leaving[d.name] = d.inc
+			d.p.mu.Unlock()
+			d.st.setErr(err)
+			d.log.Info("worker left; sending its unanswered batches elsewhere", "batches", len(bs))
 		case len(bs) > 0:
 			d.st.setErr(err)
 			d.log.Warn("worker connection lost; sending its batches elsewhere", "batches", len(bs), "err", err)
@@ -176,8 +278,11 @@ func (d *distributor) admit(b *pending) bool {
 		d.p.requeue([]*pending{b})
 		return false
 	}
+	b.sent = time.Time{} // set when its frame has been written
 	d.mu.pending[b.id] = b
 	d.mu.Unlock()
+	d.st.batches.Add(1)
+	d.st.updates.Add(uint64(len(b.neighbors)))
 	return true
 }
 
@@ -187,11 +292,13 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 	p := d.p
 	credits := p.cfg.Credits
 	batches := p.gut.Batches()
+	enc := newBatchEncoder(p.params.Vertices())
 	var (
 		frame   []*pending
 		entries []batchEntry
-		parts   [][]byte
-		bytes   int
+		payload []byte
+		bytes   int // the neighbour ids' raw size: FrameBytes counts them
+		worst   int // the frame's largest encoding (maxBatchBytes)
 		timer   = time.NewTimer(time.Hour)
 		timerC  <-chan time.Time
 	)
@@ -203,23 +310,29 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		if len(frame) == 0 {
 			return nil
 		}
-		entries, parts = entries[:0], parts[:0]
-		var updates uint64
+		entries, payload = entries[:0], payload[:0]
 		for _, b := range frame {
-			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(len(b.neighbors))})
-			parts = append(parts, uint32Bytes(b.neighbors))
-			updates += uint64(len(b.neighbors))
+			n, ids := len(payload), 0
+			payload, ids = enc.append(payload, b.neighbors)
+			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(ids), Bytes: uint32(len(payload) - n)})
 		}
 		d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
-		_, err := fw.write(batchesMsg, entries, parts...)
+		_, err := fw.write(batchesMsg, entries, payload)
 		if err != nil {
 			return fmt.Errorf("cannot send %d batches to %s: %w", len(frame), d.addr, err)
 		}
-		d.st.batches.Add(uint64(len(frame)))
-		d.st.updates.Add(updates)
-		d.armReadDeadline()
+		// The deadlines run from now; watch leaves a batch alone until
+		// then, as the frame may still be reading its neighbours.
+		now := time.Now()
+		d.mu.Lock()
+		for _, b := range frame {
+			if d.mu.pending[b.id] == b {
+				b.sent = now
+			}
+		}
+		d.mu.Unlock()
 		clear(frame)
-		frame, bytes = frame[:0], 0
+		frame, bytes, worst = frame[:0], 0, 0
 		return nil
 	}
 	for {
@@ -236,7 +349,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			if err := flush(); err != nil {
 				return err
 			}
-			d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
+			d.conn.SetWriteDeadline(time.Now().Add(min(p.cfg.AnswerTimeout, stopWriteTimeout)))
 			if _, err := fw.write(stopMsg, &stop{Reason: "main node done"}); err != nil {
 				return fmt.Errorf("cannot send stop to %s: %w", d.addr, err)
 			}
@@ -259,14 +372,22 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 				continue // sketched here: under the local cutoff
 			}
 		}
+		if worst+maxBatchBytes(len(b.neighbors)) > d.workerMaxFrame {
+			// b could take the frame past what the worker reads.
+			if err := flush(); err != nil {
+				p.requeue([]*pending{b})
+				return err
+			}
+		}
 		if !d.admit(b) {
 			return nil
 		}
 		credits--
 		frame = append(frame, b)
 		bytes += 4 * len(b.neighbors)
+		worst += maxBatchBytes(len(b.neighbors))
 		switch {
-		case credits == 0 || bytes >= p.cfg.FrameBytes || len(frame) == maxFrameBatches:
+		case credits == 0 || bytes >= d.frameBytes || len(frame) == maxFrameBatches:
 			// Out of credits, nothing more can join the frame until
 			// it has been answered: send it now.
 			if err := flush(); err != nil {
@@ -279,24 +400,12 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 	}
 }
 
-// armReadDeadline gives the worker AnswerTimeout to answer while it holds
-// batches, and lifts the deadline when it holds none.
-func (d *distributor) armReadDeadline() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.mu.pending) > 0 {
-		d.conn.SetReadDeadline(time.Now().Add(d.p.cfg.AnswerTimeout))
-	} else {
-		d.conn.SetReadDeadline(time.Time{})
-	}
-}
-
 // readDeltas is the reader: it merges deltas until the connection fails,
 // and returns why.
 func (d *distributor) readDeltas(fr *frameReader) error {
 	p := d.p
-	per := p.per
-	delta := make([]sketch.Bucket, per)
+	dc := newDeltaCodec(p.params)
+	delta := make([]sketch.Bucket, p.per)
 	var ids []uint64
 	var payload []byte
 	protocol := func(err error) error { return &ProtocolError{Worker: d.name, Err: err} }
@@ -309,6 +418,10 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			select {
 			case <-d.failed:
 				return err
+			case <-d.stopped:
+				if errors.Is(err, io.EOF) {
+					return errStopped // the worker closed after our stop
+				}
 			default:
 			}
 			return fmt.Errorf("cannot read deltas from %s: %w", d.addr, err)
@@ -320,6 +433,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			if err := fr.dec.decode(h, &f, 0); err != nil {
 				return protocol(fmt.Errorf("%w: bad error frame: %v", ErrFrame, err))
 			}
+			if f.Reason == leavingReason {
+				return errWorkerLeft
+			}
 			return &PeerError{Reason: f.Reason}
 		default:
 			return protocol(fmt.Errorf("%w: unexpected %s frame", ErrFrame, t))
@@ -327,7 +443,7 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		if err := fr.dec.decode(h, &ids, maxFrameBatches); err != nil {
 			return protocol(fmt.Errorf("%w: bad deltas header: %v", ErrFrame, err))
 		}
-		if err := checkDeltas(ids, n, per); err != nil {
+		if err := checkDeltas(ids, n, dc); err != nil {
 			return protocol(err)
 		}
 		if cap(payload) < n {
@@ -340,9 +456,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		rest := payload
 		for _, id := range ids {
 			var v uint32
-			v, rest, err = p.params.DecodeDelta(delta, rest)
+			v, rest, err = dc.decode(delta, rest)
 			if err != nil {
-				return protocol(fmt.Errorf("%w: delta for batch %d: %v", ErrFrame, id, err))
+				return protocol(fmt.Errorf("delta for batch %d: %w", id, err))
 			}
 			d.mu.Lock()
 			b := d.mu.pending[id]
@@ -356,7 +472,6 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			if b == nil {
 				// Answered already, or never sent here: merging it
 				// would cancel a delta (doc.go).
-				p.duplicates.Add(1)
 				d.st.duplicates.Add(1)
 				continue
 			}
@@ -367,6 +482,8 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			p.done(b)
 			d.credit <- struct{}{}
 		}
-		d.armReadDeadline()
+		if len(rest) != 0 {
+			return protocol(fmt.Errorf("%w: %d bytes after the %d deltas of a frame", ErrFrame, len(rest), len(ids)))
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -101,19 +102,46 @@ func cutProxy(t *testing.T, target string, after int64) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	requireNoError(t, err)
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		conns  []net.Conn
+		closed bool
+	)
+	keep := func(c net.Conn) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		conns = append(conns, c)
+		return !closed
+	}
+	t.Cleanup(func() {
+		// A run that ends before `after` bytes leaves CopyN waiting.
+		ln.Close()
+		mu.Lock()
+		closed = true
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	wg.Go(func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer c.Close()
+		if !keep(c) {
+			return
+		}
 		w, err := net.Dial("tcp", target)
 		if err != nil {
 			return
 		}
 		defer w.Close()
+		if !keep(w) {
+			return
+		}
 		wg.Go(func() { io.Copy(c, w) })
 		io.CopyN(w, c, after)
 	})
@@ -124,7 +152,7 @@ func cutProxy(t *testing.T, target string, after int64) string {
 // of a batches frame: every batch must still be applied exactly once.
 func TestPoolConnectionCutMidBatch(t *testing.T) {
 	checkNoLeaks(t)
-	for _, after := range []int64{300, 5_000, 40_001} {
+	for _, after := range []int64{300, 5_000, 12_001} {
 		t.Run(fmt.Sprint("after=", after), func(t *testing.T) {
 			a, _ := startWorker(t, WorkerConfig{Threads: 1})
 			b, _ := startWorker(t, WorkerConfig{Threads: 1})
@@ -136,10 +164,12 @@ func TestPoolConnectionCutMidBatch(t *testing.T) {
 			p.Add("b", b)
 			waitWorkers(t, p, 2)
 			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), nil)
+			requireNoError(t, p.Close())
 			st := p.Stats()
 			if st.Workers[0].BatchesResent == 0 || st.BatchesResent == 0 || st.Workers[0].Connected {
 				t.Errorf("the cut worker's batches were not re-sent: %+v", st)
 			}
+			checkCounters(t, st)
 			t.Logf("cut worker %+v", st.Workers[0])
 		})
 	}
@@ -160,9 +190,10 @@ func fakeWorker(t *testing.T, key []byte, behave func(fr *frameReader, fw *frame
 				return
 			}
 			fr, fw := newFrameReader(c, nil), newFrameWriter(c, nil)
-			p, maxBatch, err := workerHandshake(fr, fw, key, "fake", 1)
+			terms, err := workerHandshake(fr, fw, key, "fake", 1, DefaultMaxFrameBytes)
+			p, maxBatch := terms.p, terms.maxBatch
 			if err == nil {
-				fr.maxHeader, fr.maxPayload = maxHeaderBytes, maxFrameBatches*maxBatch*4
+				fr.maxHeader, fr.maxPayload = maxHeaderBytes, maxFrameBatches*maxBatchBytes(maxBatch)
 				behave(fr, fw, p)
 			}
 			c.Close()
@@ -188,14 +219,18 @@ func answer(fr *frameReader, p sketch.Params) ([]uint64, []byte, error) {
 	if err := fr.payload(payload); err != nil {
 		return nil, nil, err
 	}
-	ids := bytesUint32(payload)
 	var out []byte
 	var idList []uint64
 	delta := make([]sketch.Bucket, p.BucketsPerVertex())
+	dc := newDeltaCodec(p)
 	for _, e := range entries {
-		p.Delta(delta, e.Vertex, ids[:e.Updates])
-		ids = ids[e.Updates:]
-		out = sketch.AppendDelta(out, e.Vertex, delta)
+		ids, err := decodeBatch(nil, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices())
+		if err != nil {
+			return nil, nil, err
+		}
+		payload = payload[e.Bytes:]
+		p.Delta(delta, e.Vertex, ids)
+		out = dc.append(out, e.Vertex, delta)
 		idList = append(idList, e.ID)
 	}
 	return idList, out, nil
@@ -221,8 +256,8 @@ func TestPoolDropsDuplicateDeltas(t *testing.T) {
 	p.Add("twice", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(5, 200, 10000), nil)
-	// The flush returns once every first copy is merged; the second copies
-	// of the last frame may still be on their way.
+	// The flush ends with the first copy of the last deltas; the second
+	// copies follow.
 	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if st := p.Stats(); st.DuplicateDeltas == 0 || st.DuplicateDeltas != st.RemoteBatches {
 			return fmt.Errorf("want every second delta dropped: %+v", st)
@@ -305,10 +340,12 @@ func TestPoolSilentWorker(t *testing.T) {
 	p.Add("silent", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(7, 100, 3000), nil)
+	requireNoError(t, p.Close())
 	st := p.Stats()
-	if st.Workers[0].BatchesResent == 0 || st.FallbackBatches == 0 {
+	if st.Workers[0].BatchesResent+st.Workers[0].BatchesLate == 0 || st.FallbackBatches == 0 {
 		t.Errorf("the silent worker's batches were not sketched elsewhere: %+v", st)
 	}
+	checkCounters(t, st)
 }
 
 // TestPoolFlushDeadlineNamesWorker: a flush that runs out of time says
@@ -417,4 +454,203 @@ func TestPoolWorkerClose(t *testing.T) {
 	if st := p.Stats(); st.Workers[0].Connected {
 		t.Errorf("closed worker still connected: %+v", st.Workers[0])
 	}
+}
+
+// TestPoolNegotiatesFrameSize: a worker that reads frames of at most 64
+// KiB gets none larger, though the main node would coalesce 1 MiB.
+func TestPoolNegotiatesFrameSize(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 2, MaxFrameBytes: 64 << 10})
+	e := newTestPipe(t, 100, 1000)
+	defer e.close()
+	p := newTestPool(t, e, Config{FrameBytes: 1 << 20, Credits: 128, LocalCutoff: -1})
+	p.Add("w1", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(7, 100, 200_000), nil)
+	requireNoError(t, p.Close())
+	st := p.Stats()
+	if len(st.Workers) != 1 || st.Workers[0].Connections != 1 || st.BatchesResent != 0 || st.FallbackBatches != 0 {
+		t.Errorf("stats %+v: want one connection that never dropped", st)
+	}
+	if ws := w.Stats(); ws.Refused != 0 || ws.Batches == 0 {
+		t.Errorf("worker stats %+v", ws)
+	}
+}
+
+// TestPoolFrameLimitUnmeetable: a worker that cannot read one batch is
+// refused, and both sides say which flag to raise.
+func TestPoolFrameLimitUnmeetable(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 1, MaxFrameBytes: 1024})
+	e := newTestPipe(t, 100, 1000)
+	defer e.close()
+	p := newTestPool(t, e, Config{})
+	p.Add("small", addr)
+	want := "the worker reads frames of at most 1024 bytes (--max-frame-bytes), and a batch of 1000 updates needs 5001; " +
+		"raise --max-frame-bytes on the worker to at least 5001"
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		st := p.Stats()
+		if len(st.Workers) != 1 || st.Workers[0].Refused != 1 || !strings.Contains(st.Workers[0].LastError, want) {
+			return fmt.Errorf("main node: %+v", st.Workers)
+		}
+		if w.Stats().Refused != 1 {
+			return fmt.Errorf("worker: %+v", w.Stats())
+		}
+		return nil
+	})
+	if p.Workers() != 0 {
+		t.Error("the worker was admitted")
+	}
+}
+
+// holdingWorker answers every batch but the first, which it never
+// answers; each deltas frame is written in pieces, pause apart.
+func holdingWorker(t *testing.T, pause time.Duration) string {
+	return fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+		held := false
+		for {
+			ids, out, err := answer(fr, p)
+			if err != nil {
+				return
+			}
+			if !held {
+				held = true
+				_, rest, err := newDeltaCodec(p).decode(make([]sketch.Bucket, p.BucketsPerVertex()), out)
+				if err != nil {
+					return
+				}
+				ids, out = ids[1:], rest
+				if len(ids) == 0 {
+					continue
+				}
+			}
+			var b bytes.Buffer
+			newFrameWriter(&b, nil).write(deltasMsg, ids, out)
+			for piece := range slices.Chunk(b.Bytes(), max(1, b.Len()/8)) {
+				if _, err := fw.w.Write(piece); err != nil {
+					return
+				}
+				time.Sleep(pause)
+			}
+		}
+	})
+}
+
+// TestPoolLateBatch: a batch held past its deadline is sketched on the
+// main node while the worker's other answers flow; the connection stays.
+func TestPoolLateBatch(t *testing.T) {
+	checkNoLeaks(t)
+	addr := holdingWorker(t, 0)
+	e := newTestPipe(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 300 * time.Millisecond})
+	p.Add("holder", addr)
+	waitWorkers(t, p, 1)
+	t0 := time.Now()
+	runStream(t, e, p, randomUpdates(11, 100, 3000), nil)
+	st := p.Stats()
+	w := st.Workers[0]
+	if w.BatchesLate != 1 || w.Connections != 1 || !w.Connected || w.BatchesResent != 0 {
+		t.Errorf("want one late batch and the connection kept: %+v", w)
+	}
+	requireNoError(t, p.Close())
+	checkCounters(t, p.Stats())
+	t.Logf("stream and flush in %v; %+v", time.Since(t0), w)
+}
+
+// TestPoolSlowWorkerKept: a worker whose answers trickle in, each frame
+// taking longer than AnswerTimeout (the old read deadline cut it), is not
+// cut while its bytes flow.
+func TestPoolSlowWorkerKept(t *testing.T) {
+	checkNoLeaks(t)
+	addr := holdingWorker(t, 100*time.Millisecond) // 8 pieces: 800 ms a frame
+	e := newTestPipe(t, 100, 20)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 500 * time.Millisecond})
+	p.Add("slow", addr)
+	waitWorkers(t, p, 1)
+	runStream(t, e, p, randomUpdates(12, 100, 3000), nil)
+	w := p.Stats().Workers[0]
+	if w.Connections != 1 || !w.Connected || w.LastError != "" {
+		t.Errorf("the slow worker was cut: %+v", w)
+	}
+}
+
+// redialProxy forwards connections to target; it cuts the first one
+// after `after` bytes from the main node.
+func redialProxy(t *testing.T, target string, after int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	requireNoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	wg.Go(func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			w, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c, w)
+			mu.Unlock()
+			wg.Go(func() { io.Copy(c, w); c.Close() })
+			wg.Go(func() {
+				if n == 0 {
+					io.CopyN(w, c, after)
+					c.Close()
+				} else {
+					io.Copy(w, c)
+				}
+				w.Close()
+			})
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestPoolRedialsAfterCut: a connection cut while its worker is still a
+// member is dialled again, and the worker is used again.
+func TestPoolRedialsAfterCut(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 1})
+	e := newTestPipe(t, 200, 30)
+	defer e.close()
+	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
+	p.Add("w", redialProxy(t, addr, 20_000))
+	waitWorkers(t, p, 1)
+	var before uint64
+	runStream(t, e, p, randomUpdates(13, 200, 40_000), func(i int) {
+		if i == 40 { // past the cut: wait for the second connection
+			checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+				if st := p.Stats().Workers[0]; st.Connections < 2 || !st.Connected {
+					return fmt.Errorf("not dialled again: %+v", st)
+				}
+				return nil
+			})
+			before = w.Stats().Batches
+		}
+	})
+	requireNoError(t, p.Close())
+	all := p.Stats()
+	st := all.Workers[0]
+	if st.Connections < 2 || len(st.Conns) < 2 || st.BatchesResent == 0 || w.Stats().Batches == before {
+		t.Errorf("want the cut connection dialled again: main node %+v, worker %+v", st, w.Stats())
+	}
+	checkCounters(t, all)
+	t.Logf("%+v", st)
 }

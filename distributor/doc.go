@@ -19,9 +19,15 @@
 //     It keeps no state between batches.
 //   - Membership wraps memberlist. A worker advertises its data-plane
 //     address in its node metadata (NodeMeta, msgpack, a few dozen of
-//     memberlist's 512 bytes); Pool.Follow connects to every worker that
-//     joins and drops the connection of every worker that leaves or is
-//     declared dead. memberlist's ChannelEventDelegate blocks its callback
+//     memberlist's 512 bytes), with its name and its incarnation (the
+//     process's start time): memberlist knows each process as
+//     name#incarnation, so a worker restarted under its old name joins
+//     at once, and the Pool replaces the older incarnation's connection
+//     and ignores later news of the old process. A member that leaves
+//     first advertises Leaving, so a departure (Left) and a failure
+//     (Failed) are reported apart. Pool.Follow connects to every worker
+//     that joins and drops the connection of every worker that leaves or
+//     is declared dead. memberlist's ChannelEventDelegate blocks its callback
 //     when its channel is full; a goroutine of Membership drains it into
 //     Events at once, and the Pool's goroutine handles an event without
 //     blocking (connections are made by the distributor's own goroutine).
@@ -29,16 +35,16 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/1"; a peer that sends anything else is
-// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/2" for
+// raw, the 16 bytes "sketchcc-batch/4"; a peer that sends anything else is
+// dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/3" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/1", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/1", hello{name, Nw, MACw}
-//	params{V, f, seed, R, S, maxBatch, MACm} ──▶
-//	                                     ◀─────  ready{threads}      (or error{reason})
+//	"sketchcc-batch/4", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/4", hello{name, Nw, MACw}
+//	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
+//	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶
 //	                                     ◀─────  deltas ...
 //	stop{reason}                         ─────▶  (the worker exits)
@@ -50,7 +56,13 @@
 // sends error{"authentication failed: …"} and closes: a worker without the
 // key gets no batch, a main node without it gets no delta. The worker
 // rebuilds the sketch parameters with sketch.NewParams and refuses them
-// (error{…}) if its build computes another geometry. Before the handshake
+// (error{…}) if its build computes another geometry. maxFrameM and
+// maxFrameW are the largest frame payloads each side reads
+// (--max-frame-bytes): each side keeps its frames within the other's, and
+// a limit that cannot hold one batch (its largest encoding, 1 + 5 ·
+// maxBatch bytes) or one delta is
+// refused with error{"… raise --max-frame-bytes on the worker to at least
+// N"}, logged on both sides. Before the handshake
 // is over a header may not exceed 1 KiB and a payload must be empty, so a
 // stranger cannot make either side allocate.
 //
@@ -61,22 +73,37 @@
 // little-endian. The header is msgpack, written and read with msgpack's
 // primitive calls, all in codec.go behind encode/decode; every list and
 // byte-string length in it is checked against a limit and against the
-// bytes left before anything is allocated. The payload is raw
-// little-endian data, copied to and from the socket without per-element
-// encoding:
+// bytes left before anything is allocated. The payload is compact
+// binary, coded in wire.go:
 //
-//	batches  header [[id, vertex, updates], ...]   payload: the uint32 neighbour ids, batch after batch
-//	deltas   header [id, ...]                      payload: one sketch.AppendDelta per id
-//	                                               (vertex uint32, buckets uint32, buckets × 16 bytes)
+//	batches  header [[id, vertex, updates, bytes], ...]
+//	         payload: per batch, its bytes: form uint8 (0 gaps, 1 bitmap), then
+//	           gaps:   uvarint first id, uvarint (id − previous id − 1) for each next one
+//	           bitmap: uvarint byte index b, then bit j of byte i marks id 8·(b+i)+j
+//	deltas   header [id, ...]
+//	         payload: per id, uvarint vertex | det uint8 | S × uvarint row bitmap |
+//	                  the non-zero buckets, 16 bytes each (Alpha, Gamma uint64)
+//
+// A batch carries the neighbour ids that occur an odd number of times in
+// it, sorted, in whichever form is shorter: the sketch is linear over
+// GF(2), so a pair of equal ids cancels and the worker's delta is the
+// same, bucket for bucket (TestBatchParityDeltaEqual). Its updates count
+// those ids, so a batch may carry none. A delta carries, per column, the
+// rows whose bucket is not zero, and those buckets: a batch of n ids
+// fills about log2(n) rows of each column, out of R.
 //
 // A frame's lengths are checked before it is read: a header of at most
-// 80 KiB, at most 4,096 batches, a payload of at most MaxFrameBytes and
-// exactly as long as its header says (ids × 4, or deltas × (8 + 16 ·
-// buckets per vertex)), every batch of 1 to maxBatch updates for a vertex
-// below V, every delta for its batch's vertex. Any violation is a
-// *ProtocolError: the connection is dropped and logged, and its batches go
-// elsewhere; nothing from the network makes either side panic
-// (FuzzFrameDecoder).
+// 104 KiB, at most 4,096 batches, a payload of at most MaxFrameBytes. A
+// batches payload is exactly the sum of its batches' bytes, each of 1 to
+// 1 + 5 · updates bytes holding at most 8 ids per byte and at most
+// maxBatch ids for a vertex below V, with at most a payload limit's worth
+// of ids (× 4 bytes) in the frame; each batch decodes to exactly its
+// updates, strictly increasing ids below V other than its vertex. A deltas
+// payload holds, per id, one delta of between 2 + S and its largest
+// encoded size, each for its batch's vertex, row bitmaps within R rows,
+// and nothing after the last. Any violation is a *ProtocolError: the
+// connection is dropped and logged, and its batches go elsewhere; nothing
+// from the network makes either side panic (FuzzFrameDecoder).
 //
 // Message types are an append-only list (frame.go):
 //
@@ -86,9 +113,9 @@
 //
 // # Flow control
 //
-//   - Coalescing: the writer puts several batches in one frame (one
-//     writev, no copy of the neighbours) and sends it when its payload
-//     reaches FrameBytes, when it has no credit left, or FlushDelay after
+//   - Coalescing: the writer puts several batches in one frame (encoded
+//     into one buffer, one writev) and sends it when their neighbour ids
+//     reach FrameBytes at 4 bytes each, when it has no credit left, or FlushDelay after
 //     its first batch, so latency stays bounded when the stream is slow.
 //     The worker sends its deltas when no batch it has read is still being
 //     sketched, at FrameBytes, or FlushDelay after the first.
@@ -98,9 +125,15 @@
 //     the gutters' queue fills and the stream reader blocks: the
 //     back-pressure reaches the reader, and the main node holds at most
 //     Credits batches per worker.
-//   - Timeouts: a worker that holds batches must answer within
-//     AnswerTimeout, and a frame must be written within it, or its
-//     connection is dropped and its batches are sent elsewhere. A query's
+//   - Timeouts: each batch must be answered within AnswerTimeout of the
+//     write of its frame, or it is sketched on the main node (its late
+//     delta is then dropped as unknown) and its credit given back, while
+//     the connection goes on. A worker that holds batches and sends no
+//     byte for AnswerTimeout, or takes no byte of a frame for that long,
+//     loses its connection; one whose bytes keep coming is not cut. A
+//     connection that drops while its worker is still a member is
+//     dialled again after 100 ms, then twice as long each time, up to
+//     RedialBackoff; not after a refusal, a stop or a goodbye. A query's
 //     flush has its own deadline (main-node --flush-timeout); when it
 //     passes, Pool.Late names each worker that still holds batches.
 //   - Local cutoff: a batch of fewer than LocalCutoff updates is sketched on

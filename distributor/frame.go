@@ -8,7 +8,6 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // messageType is the first byte of a frame.
@@ -39,8 +38,10 @@ func (t messageType) String() string {
 }
 
 // protocolVersion opens every connection, raw, in both directions, before
-// any frame.
-const protocolVersion = "sketchcc-batch/1"
+// any frame. Version 4: the sketch's column hashes changed (sketch.columnHash),
+// so deltas of an earlier worker would not merge with this main node's
+// sketches.
+const protocolVersion = "sketchcc-batch/4"
 
 // DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
 const DefaultMaxFrameBytes = 64 << 20
@@ -60,8 +61,8 @@ const (
 	// authenticated, so that a stranger makes us allocate little.
 	handshakeHeaderBytes = 1 << 10
 	// maxHeaderBytes bounds a header after the handshake: a batches frame
-	// of maxFrameBatches entries takes at most 19 bytes per entry.
-	maxHeaderBytes = 20 * maxFrameBatches
+	// of maxFrameBatches entries takes at most 25 bytes per entry.
+	maxHeaderBytes = 26 * maxFrameBatches
 	// maxFrameBatches bounds the batches or deltas of one frame.
 	maxFrameBatches = 4096
 )
@@ -243,54 +244,40 @@ func (fw *frameWriter) write(t messageType, m any, payload ...[]byte) (int, erro
 	return n, err
 }
 
-// uint32Bytes views ids as their little-endian bytes (the platform is
-// little-endian: package sketch refuses to build otherwise).
-func uint32Bytes(ids []uint32) []byte {
-	if len(ids) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&ids[0])), 4*len(ids))
-}
-
-// bytesUint32 views b, whose length is a multiple of 4 and whose start
-// is 4-byte aligned, as uint32s.
-func bytesUint32(b []byte) []uint32 {
-	if len(b) == 0 {
-		return nil
-	}
-	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 || len(b)%4 != 0 {
-		panic("BUG: distributor: misaligned id buffer")
-	}
-	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
-}
-
 // checkBatches checks the entries of a batches frame against its payload
-// length and the graph's limits, and returns the neighbour ids it holds.
-func checkBatches(entries []batchEntry, payloadBytes int, vertices uint32, maxBatch int) (int, error) {
+// length and the graph's limits, and returns the neighbour ids they hold
+// in all. The ids may take at most maxIDBytes at 4 bytes each, so that
+// decoding them allocates no more than the payload limit allows.
+func checkBatches(entries []batchEntry, payloadBytes int, vertices uint32, maxBatch, maxIDBytes int) (int, error) {
 	if len(entries) == 0 {
 		return 0, fmt.Errorf("%w: batches frame without batches", ErrFrame)
 	}
-	var total uint64
+	var ids, bytes uint64
 	for _, e := range entries {
-		if e.Updates < 1 || uint64(e.Updates) > uint64(maxBatch) || e.Vertex >= vertices {
-			return 0, fmt.Errorf("%w: batch %d of %d updates for vertex %d (limits: %d updates, %d vertices)",
-				ErrFrame, e.ID, e.Updates, e.Vertex, maxBatch, vertices)
+		// A bitmap byte holds at most 8 ids; a batch whose ids all
+		// cancelled holds none.
+		if uint64(e.Updates) > uint64(maxBatch) || e.Vertex >= vertices ||
+			e.Bytes < 1 || uint64(e.Bytes) > uint64(maxBatchBytes(int(e.Updates))) ||
+			uint64(e.Updates) > 8*uint64(e.Bytes) {
+			return 0, fmt.Errorf("%w: batch %d of %d updates in %d bytes for vertex %d (limits: %d updates, %d vertices)",
+				ErrFrame, e.ID, e.Updates, e.Bytes, e.Vertex, maxBatch, vertices)
 		}
-		total += uint64(e.Updates)
+		ids += uint64(e.Updates)
+		bytes += uint64(e.Bytes)
 	}
-	if total*4 != uint64(payloadBytes) {
-		return 0, fmt.Errorf("%w: %d batches of %d updates in all in a %d-byte payload",
-			ErrFrame, len(entries), total, payloadBytes)
+	if bytes != uint64(payloadBytes) || ids*4 > uint64(maxIDBytes) {
+		return 0, fmt.Errorf("%w: %d batches of %d bytes and %d updates in all in a %d-byte payload (at most %d ids)",
+			ErrFrame, len(entries), bytes, ids, payloadBytes, maxIDBytes/4)
 	}
-	return int(total), nil
+	return int(ids), nil
 }
 
 // checkDeltas checks the batch ids of a deltas frame against its payload
-// length: one encoded delta (deltaBytes(per)) per id.
-func checkDeltas(ids []uint64, payloadBytes, per int) error {
-	if len(ids) == 0 || payloadBytes != len(ids)*deltaBytes(per) {
-		return fmt.Errorf("%w: %d deltas in a %d-byte payload, want %d bytes each",
-			ErrFrame, len(ids), payloadBytes, deltaBytes(per))
+// length: one encoded delta, of dc.minBytes to dc.maxBytes, per id.
+func checkDeltas(ids []uint64, payloadBytes int, dc *deltaCodec) error {
+	if len(ids) == 0 || payloadBytes < len(ids)*dc.minBytes() || payloadBytes > len(ids)*dc.maxBytes() {
+		return fmt.Errorf("%w: %d deltas in a %d-byte payload, want %d to %d bytes each",
+			ErrFrame, len(ids), payloadBytes, dc.minBytes(), dc.maxBytes())
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package distributor
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 func decodeFrames(data []byte) (int, error) {
 	p, _ := sketch.NewParams(16, 1, 3)
 	per := p.BucketsPerVertex()
+	dc := newDeltaCodec(p)
 	fr := newFrameReader(bytes.NewReader(data), nil)
 	fr.maxHeader, fr.maxPayload = maxHeaderBytes, 1<<20
 	var (
@@ -48,21 +50,33 @@ func decodeFrames(data []byte) (int, error) {
 		case batchesMsg:
 			if err = fr.dec.decode(h, &entries, maxFrameBatches); err == nil {
 				var total int
-				if total, err = checkBatches(entries, size, p.Vertices(), 8); err == nil {
-					if err = fr.payload(payload); err == nil && len(bytesUint32(payload)) != total {
-						panic("BUG: batch payload length")
+				if total, err = checkBatches(entries, size, p.Vertices(), 8, fr.maxPayload); err == nil {
+					if err = fr.payload(payload); err == nil {
+						ids := make([]uint32, 0, total)
+						for _, e := range entries {
+							if ids, err = decodeBatch(ids, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices()); err != nil {
+								break
+							}
+							payload = payload[e.Bytes:]
+						}
+						if err == nil && len(ids) != total {
+							panic("BUG: decoded a batch of the wrong size")
+						}
 					}
 				}
 			}
 		case deltasMsg:
 			if err = fr.dec.decode(h, &ids, maxFrameBatches); err == nil {
-				if err = checkDeltas(ids, size, per); err == nil {
+				if err = checkDeltas(ids, size, dc); err == nil {
 					if err = fr.payload(payload); err == nil {
 						rest := payload
 						for range ids {
-							if _, rest, err = p.DecodeDelta(delta, rest); err != nil {
+							if _, rest, err = dc.decode(delta, rest); err != nil {
 								break
 							}
+						}
+						if err == nil && len(rest) != 0 {
+							err = fmt.Errorf("%d bytes after the deltas", len(rest))
 						}
 					}
 				}

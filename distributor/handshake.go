@@ -41,12 +41,26 @@ func newNonce() []byte {
 type handshakeResult struct {
 	name    string
 	threads int
+	// maxFrameBytes is the largest frame payload the worker reads: the
+	// main node's frames stay within it.
+	maxFrameBytes int
+}
+
+// frameLimitError says that a peer's frame limit is below the largest
+// frame that must be sent to it, and what to change.
+func frameLimitError(peer string, limit, need int, what string) error {
+	return fmt.Errorf("%w: the %s reads frames of at most %d bytes (--max-frame-bytes), and %s needs %d; "+
+		"raise --max-frame-bytes on the %s to at least %d", ErrParams, peer, limit, what, need, peer, need)
 }
 
 // mainHandshake runs the main node's side of the handshake (doc.go) on a
 // fresh connection. The caller sets the deadline. A refused worker is told
 // why before the error is returned.
-func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p sketch.Params, maxBatch int) (handshakeResult, error) {
+//
+// maxFrame is the largest frame payload the main node reads; the worker
+// answers with its own, which must hold a batch of maxBatch updates, or
+// the worker is refused (both sides say why).
+func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p sketch.Params, maxBatch, maxFrame int) (handshakeResult, error) {
 	var res handshakeResult
 	mine := newNonce()
 	if err := fw.writeVersion(); err != nil {
@@ -71,7 +85,7 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 		return res, fmt.Errorf("%w: the worker did not answer the challenge with the main node's cluster key", ErrAuth)
 	}
 	m := &params{Vertices: p.Vertices(), Factor: p.Factor(), Seed: p.Seed(), Rows: p.Rows(), Columns: p.Columns(),
-		MaxBatchUpdates: maxBatch, MAC: authMAC(key, "main", h.Nonce, mine)}
+		MaxBatchUpdates: maxBatch, MaxFrameBytes: maxFrame, MAC: authMAC(key, "main", h.Nonce, mine)}
 	if _, err := fw.write(paramsMsg, m); err != nil {
 		return res, err
 	}
@@ -79,41 +93,57 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 	if err := fr.expect(readyMsg, &r); err != nil {
 		return res, err
 	}
-	res.threads = r.Threads
+	res.threads, res.maxFrameBytes = r.Threads, r.MaxFrameBytes
+	if need := maxBatchBytes(maxBatch); r.MaxFrameBytes < need {
+		err := frameLimitError("worker", r.MaxFrameBytes, need, fmt.Sprintf("a batch of %d updates", maxBatch))
+		fw.write(errorMsg, &failure{Reason: err.Error()})
+		return res, err
+	}
 	return res, nil
 }
 
+// workerTerms is what a worker learns from the main node.
+type workerTerms struct {
+	p sketch.Params
+	// maxBatch is the largest batch the main node sends, in updates.
+	maxBatch int
+	// maxFrameBytes is the largest frame payload the main node reads:
+	// the worker's frames of deltas stay within it.
+	maxFrameBytes int
+}
+
 // workerHandshake runs a worker's side of the handshake on an accepted
-// connection and returns the graph's sketch parameters and the largest
-// batch the main node will send. The caller sets the deadline.
-func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, threads int) (sketch.Params, int, error) {
+// connection and returns the graph's sketch parameters and the limits the
+// main node set. maxFrame is the largest frame payload the worker reads.
+// The caller sets the deadline.
+func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, threads, maxFrame int) (workerTerms, error) {
 	// The two sides take turns, so that the handshake also runs over
 	// unbuffered pipes; the worker says nothing before the main node's
 	// protocol string.
 	if err := fr.readVersion(); err != nil {
-		return sketch.Params{}, 0, err
+		return workerTerms{}, err
 	}
 	var h hello
 	if err := fr.expect(helloMsg, &h); err != nil {
-		return sketch.Params{}, 0, err
+		return workerTerms{}, err
 	}
 	if err := fw.writeVersion(); err != nil {
-		return sketch.Params{}, 0, err
+		return workerTerms{}, err
 	}
 	if len(h.Nonce) != nonceBytes {
-		return sketch.Params{}, 0, fmt.Errorf("%w: main node nonce of %d bytes, want %d", ErrFrame, len(h.Nonce), nonceBytes)
+		return workerTerms{}, fmt.Errorf("%w: main node nonce of %d bytes, want %d", ErrFrame, len(h.Nonce), nonceBytes)
 	}
 	mine := newNonce()
 	if _, err := fw.write(helloMsg, &hello{Name: name, Nonce: mine, MAC: authMAC(key, "worker", h.Nonce, mine)}); err != nil {
-		return sketch.Params{}, 0, err
+		return workerTerms{}, err
 	}
 	var m params
 	if err := fr.expect(paramsMsg, &m); err != nil {
-		return sketch.Params{}, 0, err
+		return workerTerms{}, err
 	}
 	if !hmac.Equal(m.MAC, authMAC(key, "main", mine, h.Nonce)) {
 		fw.write(errorMsg, &failure{Reason: "authentication failed: the main node's cluster key differs from the worker's"})
-		return sketch.Params{}, 0, fmt.Errorf("%w: the main node did not answer the challenge with the worker's cluster key", ErrAuth)
+		return workerTerms{}, fmt.Errorf("%w: the main node did not answer the challenge with the worker's cluster key", ErrAuth)
 	}
 	p, err := sketch.NewParams(m.Vertices, m.Factor, m.Seed)
 	if err == nil && (p.Rows() != m.Rows || p.Columns() != m.Columns) {
@@ -125,13 +155,19 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 	}
 	if err != nil {
 		err = fmt.Errorf("%w: %v", ErrParams, err)
+	} else if need := maxBatchBytes(m.MaxBatchUpdates); maxFrame < need {
+		err = frameLimitError("worker", maxFrame, need, fmt.Sprintf("a batch of %d updates", m.MaxBatchUpdates))
+	} else if need := newDeltaCodec(p).maxBytes(); m.MaxFrameBytes < need {
+		err = frameLimitError("main node", m.MaxFrameBytes, need, "one delta")
+	}
+	if err != nil {
 		fw.write(errorMsg, &failure{Reason: err.Error()})
-		return sketch.Params{}, 0, err
+		return workerTerms{}, err
 	}
-	if _, err := fw.write(readyMsg, &ready{Threads: threads}); err != nil {
-		return sketch.Params{}, 0, err
+	if _, err := fw.write(readyMsg, &ready{Threads: threads, MaxFrameBytes: maxFrame}); err != nil {
+		return workerTerms{}, err
 	}
-	return p, m.MaxBatchUpdates, nil
+	return workerTerms{p: p, maxBatch: m.MaxBatchUpdates, maxFrameBytes: m.MaxFrameBytes}, nil
 }
 
 // checkKey accepts no key or one of 16, 24 or 32 bytes (memberlist's AES
@@ -160,15 +196,24 @@ func LoadKey(path string) ([]byte, error) {
 
 // ParseKey reads a cluster key from the contents of a key file: base64
 // (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
-// bytes once surrounding white space is trimmed.
+// bytes once surrounding white space is trimmed. Its error gives the
+// length that was wrong: the decoded length of base64 text, else the raw
+// length.
 func ParseKey(b []byte) ([]byte, error) {
 	s := bytes.TrimSpace(b)
-	if k, err := base64.StdEncoding.DecodeString(string(s)); err == nil && checkKey(k) == nil && len(k) > 0 {
+	k, err := base64.StdEncoding.DecodeString(string(s))
+	if err == nil && checkKey(k) == nil && len(k) > 0 {
 		return k, nil
 	}
 	if len(s) > 0 && checkKey(s) == nil {
 		return s, nil
 	}
-	return nil, fmt.Errorf("distributor: cluster key of %d bytes: want base64 of 16, 24 or 32 bytes "+
-		"(head -c 32 /dev/urandom | base64), or that many raw bytes", len(s))
+	const want = "want base64 of 16, 24 or 32 bytes (head -c 32 /dev/urandom | base64), or that many raw bytes"
+	switch {
+	case len(s) == 0:
+		return nil, fmt.Errorf("distributor: cluster key is empty: %s", want)
+	case err == nil:
+		return nil, fmt.Errorf("distributor: cluster key is base64 of %d bytes (%d characters): %s", len(k), len(s), want)
+	}
+	return nil, fmt.Errorf("distributor: cluster key of %d raw bytes, not base64: %s", len(s), want)
 }

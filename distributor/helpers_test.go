@@ -195,3 +195,47 @@ func runStream(t testing.TB, e *testPipe, p *Pool, us []stream.Update, during fu
 	requireNoError(t, e.flush(ctx, p))
 	e.checkTable(t, us)
 }
+
+// checkCounters checks that the counters add up after a run: every batch
+// handed to a connection was merged, re-sent or late, each worker's
+// entry is the sum of its connections, and the totals the sums of the
+// entries.
+func checkCounters(t testing.TB, st Stats) {
+	t.Helper()
+	var merged, resent, late, dups, sent, received uint64
+	for _, w := range st.Workers {
+		var sum ConnStats
+		var up uint64
+		for _, c := range w.Conns {
+			if c.Batches != c.DeltasMerged+c.BatchesResent+c.BatchesLate {
+				t.Errorf("%s connection %+v: %d batches, %d merged + %d re-sent + %d late",
+					w.Name, c, c.Batches, c.DeltasMerged, c.BatchesResent, c.BatchesLate)
+			}
+			sum.Batches += c.Batches
+			sum.DeltasMerged += c.DeltasMerged
+			sum.BatchesResent += c.BatchesResent
+			sum.BatchesLate += c.BatchesLate
+			sum.DuplicateDeltas += c.DuplicateDeltas
+			sum.BytesSent += c.BytesSent
+			sum.BytesReceived += c.BytesReceived
+			if !c.Refused {
+				up++
+			}
+		}
+		if w.Batches != sum.Batches || w.DeltasMerged != sum.DeltasMerged || w.BatchesResent != sum.BatchesResent ||
+			w.BatchesLate != sum.BatchesLate || w.DuplicateDeltas != sum.DuplicateDeltas ||
+			w.BytesSent != sum.BytesSent || w.BytesReceived != sum.BytesReceived || w.Connections != up {
+			t.Errorf("worker %s: entry %+v is not the sum of its connections %+v", w.Name, w, sum)
+		}
+		merged += w.DeltasMerged
+		resent += w.BatchesResent
+		late += w.BatchesLate
+		dups += w.DuplicateDeltas
+		sent += w.BytesSent
+		received += w.BytesReceived
+	}
+	if st.RemoteBatches != merged || st.BatchesResent != resent || st.BatchesLate != late ||
+		st.DuplicateDeltas != dups || st.BytesSent != sent || st.BytesReceived != received {
+		t.Errorf("totals %+v are not the sums of the workers' entries", st)
+	}
+}

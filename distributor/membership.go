@@ -4,13 +4,16 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/memberlist"
@@ -31,6 +34,16 @@ type NodeMeta struct {
 	Addr string
 	// Threads is a worker's delta goroutines.
 	Threads int
+	// Name is the member's name as its operator gave it (--name), the
+	// same across restarts. NewMembership sets it.
+	Name string
+	// Incarnation tells the processes that carried one Name apart: the
+	// start time of this one, in nanoseconds since the Unix epoch, so a
+	// restarted process has a larger one. NewMembership sets it.
+	Incarnation uint64
+	// Leaving is set by Leave just before the member leaves, so that the
+	// others tell a departure from a failure.
+	Leaving bool
 }
 
 // EventKind says what happened to a member.
@@ -39,10 +52,13 @@ type EventKind int
 const (
 	// Joined: the member joined the cluster.
 	Joined EventKind = iota
-	// Left: the member left gracefully or was declared dead.
+	// Left: the member said it was leaving (Leave).
 	Left
 	// Updated: the member's metadata changed.
 	Updated
+	// Failed: the cluster declared the member dead: it stopped
+	// answering probes without leaving.
+	Failed
 )
 
 func (k EventKind) String() string {
@@ -53,6 +69,8 @@ func (k EventKind) String() string {
 		return "left"
 	case Updated:
 		return "updated"
+	case Failed:
+		return "failed"
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -60,8 +78,13 @@ func (k EventKind) String() string {
 // MemberEvent is a membership change.
 type MemberEvent struct {
 	Kind EventKind
-	// Name is the member's unique node name.
+	// Name is the member's name, Meta.Name (the memberlist node name when
+	// the metadata cannot be read). Two processes may carry one Name, one
+	// after the other: Meta.Incarnation tells them apart.
 	Name string
+	// Node is the memberlist node name: Name and the incarnation, unique
+	// per process.
+	Node string
 	// Gossip is the member's memberlist address.
 	Gossip string
 	// Meta is the member's metadata; MetaErr says why it could not be
@@ -73,7 +96,14 @@ type MemberEvent struct {
 // MembershipConfig configures a Membership. A zero field takes its
 // default.
 type MembershipConfig struct {
-	// Name is the node's unique name. Empty means role-hostname-random.
+	// Name is the node's name, unique in the cluster among the processes
+	// alive, and the same when a process is restarted (a host name, say).
+	// Empty means role-hostname-random. memberlist knows the node as
+	// Name#incarnation (NodeMeta.Incarnation in hexadecimal), unique per
+	// process, because it refuses a name that a live member holds at
+	// another address: a worker restarted at once under its old name
+	// would be locked out until the cluster declared the old process
+	// dead, and then still refused (memberlist issue #157).
 	Name string
 	// BindAddr is the gossip address, host:port, for UDP and TCP. Port 0
 	// picks a free port (Addr reports it). Empty means 0.0.0.0:7946.
@@ -96,12 +126,19 @@ type MembershipConfig struct {
 // methods are safe for concurrent use.
 type Membership struct {
 	ml     *memberlist.Memberlist
+	meta   NodeMeta
+	deleg  *metaDelegate
 	events chan MemberEvent
 	raw    chan memberlist.NodeEvent
 	quit   chan struct{}
 	wg     sync.WaitGroup
 	once   sync.Once
 	err    error
+	log    *slog.Logger
+	// refused is the last member refused for another cluster key: the
+	// reason memberlist gave, with the peer's address.
+	refused     atomic.Pointer[string]
+	lastRefusal atomic.Pointer[time.Time]
 }
 
 // eventQueue sizes memberlist's event channel. memberlist's
@@ -138,23 +175,30 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	}
 	c.BindAddr, c.BindPort = host, port
 	c.AdvertisePort = port // memberlist replaces 0 with the bound port
-	c.Name = cfg.Name
-	if c.Name == "" {
-		c.Name = defaultName(cfg.Meta.Role)
+	cfg.Meta.Name = cfg.Name
+	if cfg.Meta.Name == "" {
+		cfg.Meta.Name = defaultName(cfg.Meta.Role)
 	}
+	if len(cfg.Meta.Name) > maxNameBytes {
+		return nil, fmt.Errorf("distributor: node name of %d bytes, limit %d", len(cfg.Meta.Name), maxNameBytes)
+	}
+	cfg.Meta.Incarnation = uint64(time.Now().UnixNano())
+	c.Name = nodeName(cfg.Meta.Name, cfg.Meta.Incarnation)
 	meta := encodeMeta(cfg.Meta)
 	if len(meta) > memberlist.MetaMaxSize {
 		return nil, fmt.Errorf("distributor: node metadata of %d bytes, memberlist allows %d", len(meta), memberlist.MetaMaxSize)
 	}
-	c.Delegate = metaDelegate(meta)
-	m := &Membership{events: make(chan MemberEvent, eventQueue), raw: make(chan memberlist.NodeEvent, eventQueue),
+	deleg := &metaDelegate{}
+	deleg.meta.Store(&meta)
+	c.Delegate = deleg
+	m := &Membership{meta: cfg.Meta, deleg: deleg, log: cfg.Logger, events: make(chan MemberEvent, eventQueue), raw: make(chan memberlist.NodeEvent, eventQueue),
 		quit: make(chan struct{})}
 	c.Events = &memberlist.ChannelEventDelegate{Ch: m.raw}
 	if len(cfg.Key) > 0 {
 		c.SecretKey = cfg.Key
 	}
 	c.LogOutput = nil
-	c.Logger = slog.NewLogLogger(levelHandler{cfg.Logger.Handler()}, slog.LevelDebug)
+	c.Logger = slog.NewLogLogger(levelHandler{h: cfg.Logger.Handler(), keyMismatch: m.keyMismatch}, slog.LevelDebug)
 	ml, err := memberlist.Create(c)
 	if err != nil {
 		return nil, fmt.Errorf("distributor: cannot start memberlist on %s:%d: %w", host, port, err)
@@ -163,6 +207,10 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	m.wg.Go(m.pump)
 	return m, nil
 }
+
+// nodeName is the memberlist name of incarnation inc of the member
+// called name.
+func nodeName(name string, inc uint64) string { return fmt.Sprintf("%s#%016x", name, inc) }
 
 func defaultName(role string) string {
 	if role == "" {
@@ -176,22 +224,35 @@ func defaultName(role string) string {
 
 // pump turns memberlist's events into MemberEvents. It runs in its own
 // goroutine until Shutdown.
+//
+// memberlist reports a node that left and one declared dead alike
+// (NotifyLeave, with the node as it was last alive). A member that leaves
+// through Leave first advertises NodeMeta.Leaving; pump remembers the
+// nodes that did, and reports their departure as Left, any other as
+// Failed.
 func (m *Membership) pump() {
+	leaving := map[string]bool{}
 	for {
 		select {
 		case <-m.quit:
 			return
 		case e := <-m.raw:
-			ev := MemberEvent{Name: e.Node.Name, Gossip: e.Node.Address()}
+			ev := memberEvent(e.Node)
 			switch e.Event {
 			case memberlist.NodeJoin:
 				ev.Kind = Joined
 			case memberlist.NodeLeave:
-				ev.Kind = Left
+				ev.Kind = Failed
+				if leaving[ev.Node] || ev.Meta.Leaving {
+					ev.Kind = Left
+				}
+				delete(leaving, ev.Node)
 			default:
 				ev.Kind = Updated
 			}
-			ev.Meta, ev.MetaErr = decodeMeta(e.Node.Meta)
+			if ev.Kind != Left && ev.Kind != Failed && ev.Meta.Leaving {
+				leaving[ev.Node] = true
+			}
 			select {
 			case m.events <- ev:
 			case <-m.quit:
@@ -201,35 +262,64 @@ func (m *Membership) pump() {
 	}
 }
 
+// memberEvent describes node n; the caller sets Kind.
+func memberEvent(n *memberlist.Node) MemberEvent {
+	ev := MemberEvent{Name: n.Name, Node: n.Name, Gossip: n.Address()}
+	ev.Meta, ev.MetaErr = decodeMeta(n.Meta)
+	if ev.MetaErr == nil && ev.Meta.Name != "" {
+		ev.Name = ev.Meta.Name
+	}
+	return ev
+}
+
 // Events returns the membership changes, this node's own join included.
 // Read it promptly: when it is full, memberlist blocks.
 func (m *Membership) Events() <-chan MemberEvent { return m.events }
 
-// Name returns this node's name.
-func (m *Membership) Name() string { return m.ml.LocalNode().Name }
+// Name returns this node's name (MembershipConfig.Name or the default).
+func (m *Membership) Name() string { return m.meta.Name }
+
+// Incarnation returns this process's NodeMeta.Incarnation.
+func (m *Membership) Incarnation() uint64 { return m.meta.Incarnation }
 
 // Addr returns the gossip address other nodes join through, host:port.
 func (m *Membership) Addr() string { return m.ml.LocalNode().Address() }
 
 // Join contacts the given gossip addresses and joins their cluster. It
-// returns the number of nodes reached, and an error when none was.
+// returns the number of nodes reached, and an error when none was; the
+// error wraps ErrAuth when a node refused this node's cluster key (or its
+// lack of one), or could not read its answer for that reason: retrying
+// will not help.
 func (m *Membership) Join(addrs ...string) (int, error) {
 	n, err := m.ml.Join(addrs)
 	if err != nil {
-		// memberlist's multierror spreads over lines; keep one.
+		// memberlist's multierror spreads over lines; keep one, without
+		// its "1 error occurred: *" preamble.
 		msg := strings.Join(strings.Fields(err.Error()), " ")
+		msg = multiErrorPreamble.ReplaceAllString(msg, "")
+		if isKeyMismatch(msg) {
+			return n, fmt.Errorf("distributor: cannot join the cluster at %s: the cluster key differs (%s): %w",
+				strings.Join(addrs, ","), msg, ErrAuth)
+		}
 		return n, fmt.Errorf("distributor: cannot join the cluster at %s: %s", strings.Join(addrs, ","), msg)
 	}
 	return n, nil
 }
 
-// JoinRetry calls Join every interval until it succeeds or ctx is done,
-// and returns the last error then.
+// JoinRetry calls Join every interval until it succeeds, fails for the
+// cluster key (ErrAuth: at once), or ctx is done, and returns the last
+// error then. A failure to reach the cluster is logged at warn once, and
+// again every 10 s while it lasts.
 func (m *Membership) JoinRetry(ctx context.Context, interval time.Duration, addrs ...string) error {
+	var logged time.Time
 	for {
 		_, err := m.Join(addrs...)
-		if err == nil {
-			return nil
+		if err == nil || errors.Is(err, ErrAuth) {
+			return err
+		}
+		if time.Since(logged) >= 10*time.Second {
+			m.log.Warn("cannot join the cluster yet; retrying", "every", interval, "err", err)
+			logged = time.Now()
 		}
 		select {
 		case <-ctx.Done():
@@ -239,20 +329,74 @@ func (m *Membership) JoinRetry(ctx context.Context, interval time.Duration, addr
 	}
 }
 
+// Refused returns why the last member that tried to join was refused for
+// its cluster key, with its address, or "" if none was.
+func (m *Membership) Refused() string {
+	if r := m.refused.Load(); r != nil {
+		return *r
+	}
+	return ""
+}
+
+// multiErrorPreamble matches the "1 error occurred: * " that
+// go-multierror puts before each of memberlist's errors.
+var multiErrorPreamble = regexp.MustCompile(`\d+ errors? occurred: \* `)
+
+// isKeyMismatch reports whether a memberlist error or log line says that
+// the peer uses another cluster key, or none while this node has one, or
+// one while this node has none.
+func isKeyMismatch(s string) bool {
+	s = strings.ToLower(s)
+	for _, k := range [...]string{"no installed keys could decrypt", "remote state is encrypted and encryption is not configured",
+		"encryption is configured but remote state is not encrypted"} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// keyMismatch handles a memberlist log line that says a peer uses another
+// cluster key: it records it for Refused and logs it at warn, at most
+// once a second (a refused peer retries).
+func (m *Membership) keyMismatch(msg string) {
+	prev := m.refused.Swap(&msg)
+	now := time.Now()
+	if last := m.lastRefusal.Load(); last != nil && prev != nil && now.Sub(*last) < time.Second {
+		return
+	}
+	m.lastRefusal.Store(&now)
+	m.log.Warn("refused a member with another cluster key; check that --cluster-key-file is the same on the main node and every worker",
+		"reason", msg)
+}
+
 // Members returns the members alive now, this node included.
 func (m *Membership) Members() []MemberEvent {
 	var out []MemberEvent
 	for _, n := range m.ml.Members() {
-		ev := MemberEvent{Kind: Joined, Name: n.Name, Gossip: n.Address()}
-		ev.Meta, ev.MetaErr = decodeMeta(n.Meta)
+		ev := memberEvent(n)
+		ev.Kind = Joined
 		out = append(out, ev)
 	}
 	return out
 }
 
 // Leave tells the cluster that this node leaves, waiting at most timeout
-// for the message to spread.
-func (m *Membership) Leave(timeout time.Duration) error { return m.ml.Leave(timeout) }
+// in all for the messages to spread: first its metadata with
+// NodeMeta.Leaving (so the others report Left rather than Failed), then
+// memberlist's leave. With no other member alive it returns at once.
+func (m *Membership) Leave(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	meta := m.meta
+	meta.Leaving = true
+	b := encodeMeta(meta)
+	m.deleg.meta.Store(&b)
+	// UpdateNode blocks until the new metadata has gone out as often as
+	// memberlist retransmits a message (a few gossip intervals); half the
+	// time is enough for the first transmission.
+	m.ml.UpdateNode(timeout / 2)
+	return m.ml.Leave(max(time.Until(deadline), time.Millisecond))
+}
 
 // Shutdown stops memberlist and the event goroutine, without telling the
 // cluster (call Leave first for that). It is idempotent.
@@ -265,18 +409,24 @@ func (m *Membership) Shutdown() error {
 	return m.err
 }
 
-// metaDelegate advertises fixed node metadata and ignores user messages.
-type metaDelegate []byte
+// metaDelegate advertises the node metadata and ignores user messages.
+type metaDelegate struct{ meta atomic.Pointer[[]byte] }
 
-func (d metaDelegate) NodeMeta(limit int) []byte                  { return d }
-func (d metaDelegate) NotifyMsg([]byte)                           {}
-func (d metaDelegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
-func (d metaDelegate) LocalState(join bool) []byte                { return nil }
-func (d metaDelegate) MergeRemoteState(buf []byte, join bool)     {}
+func (d *metaDelegate) NodeMeta(limit int) []byte                  { return *d.meta.Load() }
+func (d *metaDelegate) NotifyMsg([]byte)                           {}
+func (d *metaDelegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *metaDelegate) LocalState(join bool) []byte                { return nil }
+func (d *metaDelegate) MergeRemoteState(buf []byte, join bool)     {}
 
 // levelHandler gives memberlist's log lines, which slog.NewLogLogger
-// passes at one level, the level of their "[ERR]"-style prefix.
-type levelHandler struct{ h slog.Handler }
+// passes at one level, the level of their "[ERR]"-style prefix. A line
+// that says a peer uses another cluster key goes to keyMismatch instead,
+// and to the log at debug; so do the write errors on a closed socket that
+// Shutdown causes.
+type levelHandler struct {
+	h           slog.Handler
+	keyMismatch func(msg string)
+}
 
 func (l levelHandler) Enabled(context.Context, slog.Level) bool { return true }
 
@@ -293,6 +443,15 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 			break
 		}
 	}
+	switch {
+	case level >= slog.LevelWarn && l.keyMismatch != nil && isKeyMismatch(msg):
+		l.keyMismatch(strings.TrimPrefix(msg, "memberlist: "))
+		level = slog.LevelDebug
+	case strings.Contains(msg, "use of closed network connection"):
+		// memberlist's gossip and probe goroutines write on the socket
+		// that Shutdown has just closed: the normal end of a node.
+		level = slog.LevelDebug
+	}
 	if !l.h.Enabled(ctx, level) {
 		return nil
 	}
@@ -301,5 +460,9 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 	return l.h.Handle(ctx, nr.Clone())
 }
 
-func (l levelHandler) WithAttrs(as []slog.Attr) slog.Handler { return levelHandler{l.h.WithAttrs(as)} }
-func (l levelHandler) WithGroup(g string) slog.Handler       { return levelHandler{l.h.WithGroup(g)} }
+func (l levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return levelHandler{l.h.WithAttrs(as), l.keyMismatch}
+}
+func (l levelHandler) WithGroup(g string) slog.Handler {
+	return levelHandler{l.h.WithGroup(g), l.keyMismatch}
+}

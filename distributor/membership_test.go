@@ -19,13 +19,14 @@ func testMembership(t *testing.T, name string, meta NodeMeta, key []byte) *Membe
 	return m
 }
 
-// nextEvent waits for the next membership event of another node.
+// nextEvent waits for the next membership event of another node, other
+// than a metadata update.
 func nextEvent(t *testing.T, m *Membership) MemberEvent {
 	t.Helper()
 	for {
 		select {
 		case ev := <-m.Events():
-			if ev.Name == m.Name() {
+			if ev.Name == m.Name() || ev.Kind == Updated {
 				continue
 			}
 			return ev
@@ -48,13 +49,72 @@ func TestMembershipJoinLeave(t *testing.T) {
 	}
 	ev := nextEvent(t, main)
 	if ev.Kind != Joined || ev.Name != "w1" || ev.MetaErr != nil ||
-		ev.Meta != (NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 3}) {
+		ev.Meta != (NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 3, Name: "w1", Incarnation: w.Incarnation()}) ||
+		ev.Node != fmt.Sprintf("w1#%016x", w.Incarnation()) {
 		t.Fatalf("event %+v, want w1 joined with its metadata", ev)
 	}
-	requireNoError(t, w.Leave(time.Second))
+	// Leave spends half its time spreading the Leaving metadata, which
+	// must reach main before the leave itself: give it room on a loaded
+	// machine.
+	requireNoError(t, w.Leave(5*time.Second))
 	requireNoError(t, w.Shutdown())
 	if ev := nextEvent(t, main); ev.Kind != Left || ev.Name != "w1" {
 		t.Fatalf("event %+v, want w1 left", ev)
+	}
+}
+
+// joinOf joins w to main's cluster and waits for main's event of it.
+func joinOf(t *testing.T, main, w *Membership) {
+	t.Helper()
+	if _, err := w.Join(main.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, main); ev.Kind != Joined || ev.Meta.Incarnation != w.Incarnation() {
+		t.Fatalf("event %+v, want %s joined", ev, w.Name())
+	}
+}
+
+// TestMembershipFailed: a member that stops without leaving is reported
+// Failed, not Left.
+func TestMembershipFailed(t *testing.T) {
+	checkNoLeaks(t)
+	main := testMembership(t, "main", NodeMeta{Role: RoleMain}, nil)
+	w := testMembership(t, "w1", NodeMeta{Role: RoleWorker}, nil)
+	joinOf(t, main, w)
+	requireNoError(t, w.Shutdown())
+	if ev := nextEvent(t, main); ev.Kind != Failed || ev.Name != "w1" {
+		t.Fatalf("event %+v, want w1 failed", ev)
+	}
+}
+
+// TestMembershipRestartSameName: a second process under a member's name,
+// started while the cluster still counts the first one alive, joins at
+// once (memberlist refuses a live name at a new address); the first
+// one's failure is reported with its own incarnation.
+func TestMembershipRestartSameName(t *testing.T) {
+	checkNoLeaks(t)
+	main := testMembership(t, "main", NodeMeta{Role: RoleMain}, nil)
+	first := testMembership(t, "w1", NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:1"}, nil)
+	joinOf(t, main, first)
+	requireNoError(t, first.Shutdown())
+	second := testMembership(t, "w1", NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:2"}, nil)
+	if second.Incarnation() <= first.Incarnation() {
+		t.Fatalf("incarnation %d after %d", second.Incarnation(), first.Incarnation())
+	}
+	t0 := time.Now()
+	if _, err := second.Join(main.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, main)
+	if ev.Kind != Joined || ev.Name != "w1" || ev.Meta.Incarnation != second.Incarnation() || ev.Meta.Addr != "127.0.0.1:2" {
+		t.Fatalf("event %+v, want the second w1 joined", ev)
+	}
+	if d := time.Since(t0); d > time.Second {
+		t.Errorf("the second process joined after %v", d)
+	}
+	ev = nextEvent(t, main)
+	if ev.Kind != Failed || ev.Meta.Incarnation != first.Incarnation() {
+		t.Fatalf("event %+v, want the first w1 failed", ev)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,13 +44,25 @@ type Config struct {
 	// MaxFrameBytes bounds the payload of a frame read from a worker, in
 	// bytes. Zero means DefaultMaxFrameBytes.
 	MaxFrameBytes int
-	// DialTimeout bounds connecting to a worker and the handshake. Zero
-	// means 10 s.
+	// DialTimeout bounds connecting to a worker. Zero means 10 s.
 	DialTimeout time.Duration
-	// AnswerTimeout is how long a worker that holds batches may stay
-	// silent, and a frame may take to write, before its connection is
-	// dropped and its batches are sent elsewhere. Zero means 30 s.
+	// HandshakeTimeout bounds the handshake that follows. Zero means
+	// 10 s.
+	HandshakeTimeout time.Duration
+	// AnswerTimeout is each batch's deadline: a batch that a worker has
+	// not answered AnswerTimeout after it was sent is sketched on the
+	// main node (a late answer is then dropped), whatever else the
+	// connection carries meanwhile. A worker that holds batches and sends
+	// no byte for AnswerTimeout loses its connection, as does one that
+	// takes no byte of a frame for that long; a slow worker that keeps
+	// sending is not cut. Zero means 30 s.
 	AnswerTimeout time.Duration
+	// RedialBackoff is the longest wait between attempts to re-dial a
+	// worker that is still a member of the cluster after its connection
+	// dropped or could not be made: the first attempt comes after
+	// 100 ms, each next one waits twice as long, up to RedialBackoff.
+	// Zero means 5 s.
+	RedialBackoff time.Duration
 	// Logger receives worker events; nil discards them.
 	Logger *slog.Logger
 }
@@ -91,6 +104,12 @@ func (c *Config) ensureDefaults() {
 	if c.AnswerTimeout == 0 {
 		c.AnswerTimeout = 30 * time.Second
 	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.RedialBackoff == 0 {
+		c.RedialBackoff = 5 * time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -108,8 +127,8 @@ func (c Config) Validate() error {
 	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
 	}
-	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 {
-		errs = append(errs, errors.New("distributor: negative FlushDelay, DialTimeout or AnswerTimeout"))
+	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 || c.HandshakeTimeout < 0 || c.RedialBackoff < 0 {
+		errs = append(errs, errors.New("distributor: negative FlushDelay, DialTimeout, HandshakeTimeout, AnswerTimeout or RedialBackoff"))
 	}
 	if err := checkKey(c.Key); err != nil {
 		errs = append(errs, err)
@@ -124,6 +143,10 @@ type pending struct {
 	id        store.Ticket
 	vertex    uint32
 	neighbors []uint32
+	// sent is when the frame carrying the batch on its current
+	// connection was written (zero before); guarded by that
+	// distributor's mu.
+	sent time.Time
 }
 
 // retryQueueBatches bounds the queue of batches to send again. It holds
@@ -153,22 +176,34 @@ type Pool struct {
 	quit   chan struct{} // closed by Close
 	closed atomic.Bool
 
-	retry   chan *pending
-	buffers sync.Pool // *[]uint32 of BatchUpdates ids
+	retry chan *pending
+	// abandoned is closed by Abandon: from then on every batch is
+	// sketched here.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
+	buffers     sync.Pool // *[]uint32 of BatchUpdates ids
 
 	// mu guards the fields below. Lock order: Pool.mu before
 	// distributor.mu (doc.go).
 	mu struct {
 		sync.Mutex
-		dists   map[string]*distributor // by worker name: connecting or connected
-		active  int                     // distributors past the handshake
-		changed chan struct{}           // closed and replaced when active changes
-		stats   map[string]*workerStats
-		order   []string // worker names in order of first connection
+		dists   map[string]*distributor   // by worker name: connecting or connected
+		active  int                       // distributors past the handshake
+		changed chan struct{}             // closed and replaced when active changes
+		stats   map[string][]*workerStats // per connection, oldest first
+		order   []string                  // worker names in order of first connection
+		// members are the workers to keep a connection to: added by Add
+		// or a join, removed by Remove or a departure. A connection that
+		// drops is re-dialled while its worker is here.
+		members map[string]*member
+		// leaving holds the incarnation of each worker whose connection
+		// ended with its goodbye (Worker.Close): the cluster's later news
+		// of its departure is a leave, whatever the gossip says.
+		leaving map[string]uint64
 	}
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
-	resent, duplicates    atomic.Uint64
+	left, failed          atomic.Uint64 // workers that left, and that the cluster declared dead
 	refused               atomic.Uint64 // applications the store refused (a bug; logged)
 }
 
@@ -182,58 +217,163 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, gut: g, st: st, params: st.Params(), quit: make(chan struct{}),
-		retry: make(chan *pending, retryQueueBatches)}
+		retry: make(chan *pending, retryQueueBatches), abandoned: make(chan struct{})}
 	p.per = p.params.BucketsPerVertex()
 	batch := g.Config().BatchUpdates
 	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
-	p.mu.stats = map[string]*workerStats{}
-	if need := deltaBytes(p.per); need > cfg.MaxFrameBytes {
+	p.mu.stats = map[string][]*workerStats{}
+	p.mu.leaving = map[string]uint64{}
+	p.mu.members = map[string]*member{}
+	if need := newDeltaCodec(p.params).maxBytes(); need > cfg.MaxFrameBytes {
 		return nil, fmt.Errorf("distributor: a delta of %d bytes exceeds MaxFrameBytes=%d; raise it", need, cfg.MaxFrameBytes)
 	}
 	p.wg.Go(p.runFallback)
 	return p, nil
 }
 
-// deltaBytes is the encoded size of one delta (sketch.AppendDelta).
-func deltaBytes(per int) int { return 8 + per*sketch.BucketBytes }
-
 // Add connects to the worker called name at data-plane address addr, in
 // the background. A worker already added under that name is left alone.
 // Connection failures are logged; the Pool does not retry them (the
 // worker's next membership event does).
-func (p *Pool) Add(name, addr string) {
+func (p *Pool) Add(name, addr string) { p.add(name, addr, 0) }
+
+// member is a worker the Pool keeps connected to.
+type member struct {
+	addr    string
+	inc     uint64
+	backoff time.Duration // the next wait before a re-dial
+}
+
+// firstRedial is the wait before the first re-dial of a worker.
+const firstRedial = 100 * time.Millisecond
+
+// add is Add for incarnation inc of the worker called name
+// (NodeMeta.Incarnation; 0 when unknown). A distributor of an older
+// incarnation under that name is dropped first: its process has been
+// replaced, and anything it held goes elsewhere. A newer one is left
+// alone, and add returns false then.
+func (p *Pool) add(name, addr string, inc uint64) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed.Load() {
-		return
+	if p.closed.Load() || p.isAbandoned() {
+		p.mu.Unlock()
+		return false
 	}
-	if _, ok := p.mu.dists[name]; ok {
-		return
+	old := p.mu.dists[name]
+	if m := p.mu.members[name]; m != nil && inc < m.inc || old != nil && inc <= old.inc {
+		p.mu.Unlock()
+		return old != nil && inc == old.inc
 	}
-	st := p.statsLocked(name, addr)
-	d := newDistributor(p, name, addr, st)
+	if m := p.mu.members[name]; m == nil || m.inc != inc || m.addr != addr {
+		p.mu.members[name] = &member{addr: addr, inc: inc, backoff: firstRedial}
+	}
+	d := p.launchLocked(name, addr, inc)
+	p.mu.Unlock()
+	if old != nil {
+		old.fail(fmt.Errorf("%w: incarnation %x replaced %x", errReplaced, inc, old.inc))
+	}
+	return d != nil
+}
+
+// launchLocked starts a distributor for the worker, and a goroutine that
+// runs it and re-dials while the worker stays a member. p.mu is held.
+func (p *Pool) launchLocked(name, addr string, inc uint64) *distributor {
+	st := p.statsLocked(name, addr, inc)
+	d := newDistributor(p, name, addr, inc, st)
 	p.mu.dists[name] = d
 	p.wg.Go(func() {
-		d.run()
-		p.mu.Lock()
-		if p.mu.dists[name] == d {
-			delete(p.mu.dists, name)
+		for d != nil {
+			t0 := time.Now()
+			d.run()
+			d = p.redial(d, time.Since(t0))
 		}
-		p.mu.Unlock()
 	})
+	return d
+}
+
+// redial is called when d's connection has ended after lasting for
+// lived. It waits the worker's back-off and returns a new distributor for
+// it, or nil when the connection is not to be made again: the Pool is
+// closed or abandoned, the worker left, was replaced, stopped, or
+// refused the main node.
+func (p *Pool) redial(d *distributor, lived time.Duration) *distributor {
+	p.mu.Lock()
+	if p.mu.dists[d.name] == d {
+		delete(p.mu.dists, d.name)
+	}
+	m := p.mu.members[d.name]
+	again := m != nil && m.inc == d.inc && p.mu.dists[d.name] == nil && redialable(d.err())
+	var wait time.Duration
+	if again {
+		if lived > p.cfg.RedialBackoff {
+			m.backoff = firstRedial // it worked for a while: start over
+		}
+		wait = m.backoff
+		m.backoff = min(2*m.backoff, p.cfg.RedialBackoff)
+	}
+	p.mu.Unlock()
+	if !again {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.quit:
+		return nil
+	case <-p.abandoned:
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m2 := p.mu.members[d.name]; m2 != m || p.mu.dists[d.name] != nil || p.closed.Load() || p.isAbandoned() {
+		return nil
+	}
+	d.log.Info("re-dialling the worker", "after", wait)
+	st := p.statsLocked(d.name, m.addr, m.inc)
+	nd := newDistributor(p, d.name, m.addr, m.inc, st)
+	p.mu.dists[d.name] = nd
+	return nd
+}
+
+// redialable reports whether a connection that ended with err is worth
+// making again: not after a stop, a goodbye, an interruption, a restart
+// of the worker, or a refusal (key, parameters, protocol).
+func redialable(err error) bool {
+	var pe *PeerError
+	var pr *ProtocolError
+	switch {
+	case err == nil, errors.Is(err, errStopped), errors.Is(err, errWorkerLeft), errors.Is(err, errAbandoned),
+		errors.Is(err, errReplaced), errors.Is(err, errRemoved), errors.As(err, &pe), errors.As(err, &pr),
+		errors.Is(err, ErrAuth), errors.Is(err, ErrParams), errors.Is(err, ErrVersion), errors.Is(err, ErrFrame):
+		return false
+	}
+	return true
 }
 
 // Remove drops the connection to the worker called name, if any: its
 // unanswered batches go to other workers or are sketched on the main node.
-func (p *Pool) Remove(name string, reason string) {
+func (p *Pool) Remove(name string, reason string) { p.remove(name, 0, reason) }
+
+// remove is Remove for incarnation inc of the worker (0: any). It
+// returns false when the worker's distributor is of another incarnation:
+// the event is about a process that has been replaced.
+func (p *Pool) remove(name string, inc uint64, reason string) bool {
 	p.mu.Lock()
 	d := p.mu.dists[name]
-	p.mu.Unlock()
-	if d != nil {
-		d.fail(errors.New(reason))
+	if m := p.mu.members[name]; m != nil && (inc == 0 || m.inc == inc) {
+		delete(p.mu.members, name)
 	}
+	p.mu.Unlock()
+	if d == nil {
+		return true
+	}
+	if inc != 0 && d.inc != inc {
+		return false
+	}
+	d.fail(fmt.Errorf("%w: %s", errRemoved, reason))
+	return true
 }
 
 // Workers returns the number of workers past the handshake.
@@ -258,9 +398,24 @@ func (p *Pool) WaitWorkers(ctx context.Context, n int) error {
 		case <-p.quit:
 			return ErrClosed
 		case <-ctx.Done():
-			return fmt.Errorf("distributor: %d of %d workers connected: %w", have, n, context.Cause(ctx))
+			return fmt.Errorf("distributor: %d of %d workers connected%s: %w", have, n, p.lastErrors(), context.Cause(ctx))
 		}
 	}
+}
+
+// lastErrors returns why workers were refused or lost, as "; seen: name:
+// reason, ...", or "" when none was.
+func (p *Pool) lastErrors() string {
+	var seen []string
+	for _, w := range p.Stats().Workers {
+		if w.LastError != "" && !w.Connected {
+			seen = append(seen, w.Name+": "+w.LastError)
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	return "; seen: " + strings.Join(seen, "; ")
 }
 
 // Late names, one string each, the workers that hold batches sent and not
@@ -314,6 +469,36 @@ func (p *Pool) Close() error {
 	}
 }
 
+// Abandon stops shipping batches, for a main node that was interrupted:
+// every connection is dropped (its unanswered batches are sketched here)
+// and from then on the Pool sketches every batch on the main node and
+// connects to no worker. A stream reader blocked by back-pressure thus
+// goes on at once, and sees its context done. It returns at once; it is
+// idempotent.
+func (p *Pool) Abandon() {
+	p.abandonOnce.Do(func() {
+		p.mu.Lock()
+		close(p.abandoned)
+		dists := make([]*distributor, 0, len(p.mu.dists))
+		for _, d := range p.mu.dists {
+			dists = append(dists, d)
+		}
+		p.mu.Unlock()
+		for _, d := range dists {
+			d.fail(errAbandoned)
+		}
+	})
+}
+
+func (p *Pool) isAbandoned() bool {
+	select {
+	case <-p.abandoned:
+		return true
+	default:
+		return false
+	}
+}
+
 // take copies batch b into a pending batch with a new id, or sketches it
 // on the main node when it is under the local cutoff (nil then). It
 // releases b.
@@ -362,7 +547,6 @@ func (p *Pool) applyLocal(b *pending) {
 // when the retry queue is full, sketches them here. It never blocks.
 func (p *Pool) requeue(bs []*pending) {
 	for _, b := range bs {
-		p.resent.Add(1)
 		select {
 		case p.retry <- b:
 		default:
@@ -379,10 +563,11 @@ func (p *Pool) runFallback() {
 		p.mu.Lock()
 		active, changed := p.mu.active, p.mu.changed
 		p.mu.Unlock()
-		if active > 0 {
+		if active > 0 && !p.isAbandoned() {
 			select {
 			case <-changed:
 				continue
+			case <-p.abandoned:
 			case <-p.quit:
 				return
 			}
@@ -445,18 +630,52 @@ func (p *Pool) Follow(m *Membership) {
 func (p *Pool) apply(ev MemberEvent) {
 	log := p.cfg.Logger.With("worker", ev.Name)
 	if ev.MetaErr != nil {
-		log.Warn("ignoring a member with unreadable metadata", "err", ev.MetaErr)
+		log.Warn("ignoring a member with unreadable metadata", "node", ev.Node, "err", ev.MetaErr)
 		return
 	}
 	if ev.Meta.Role != RoleWorker {
 		return
 	}
+	inc := ev.Meta.Incarnation
 	switch ev.Kind {
 	case Joined, Updated:
-		log.Info("worker joined", "addr", ev.Meta.Addr, "gossip", ev.Gossip)
-		p.Add(ev.Name, ev.Meta.Addr)
-	case Left:
-		log.Info("worker left the cluster")
-		p.Remove(ev.Name, "the worker left the cluster")
+		if ev.Meta.Leaving {
+			// The worker is on its way out: its connection, if any,
+			// ends with its goodbye; connecting now would fail.
+			p.mu.Lock()
+			p.mu.leaving[ev.Name] = inc
+			p.mu.Unlock()
+			return
+		}
+		if p.add(ev.Name, ev.Meta.Addr, inc) {
+			log.Info("worker joined", "addr", ev.Meta.Addr, "gossip", ev.Gossip, "incarnation", inc)
+		} else {
+			log.Info("ignoring an old process of the worker", "node", ev.Node, "event", ev.Kind)
+		}
+	case Left, Failed:
+		p.mu.Lock()
+		if goodbye, ok := p.mu.leaving[ev.Name]; ok && goodbye == inc {
+			// memberlist may spread the leave before the Leaving
+			// metadata (gossip keeps no order); the data plane said it.
+			ev.Kind = Left
+			delete(p.mu.leaving, ev.Name)
+		}
+		p.mu.Unlock()
+		reason := "the worker left the cluster"
+		msg := "worker left the cluster"
+		if ev.Kind == Failed {
+			reason, msg = "the cluster declared the worker dead", "worker failed"
+		}
+		if p.remove(ev.Name, inc, reason) {
+			if ev.Kind == Failed {
+				p.failed.Add(1)
+				log.Warn(msg, "node", ev.Node)
+			} else {
+				p.left.Add(1)
+				log.Info(msg, "node", ev.Node)
+			}
+		} else {
+			log.Info(msg+"; a newer process of it is connected", "node", ev.Node)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"runtime"
@@ -37,6 +38,13 @@ type WorkerConfig struct {
 	FlushDelay time.Duration
 	// HandshakeTimeout bounds the handshake. Zero means 10 s.
 	HandshakeTimeout time.Duration
+	// WriteTimeout bounds writing one frame of deltas: a main node that
+	// reads nothing for this long loses the connection. Zero means 30 s.
+	WriteTimeout time.Duration
+	// ShutdownTimeout bounds Close: the batches already read are
+	// sketched and answered within it, the rest are left to the main
+	// node to send elsewhere. Zero means 1 s.
+	ShutdownTimeout time.Duration
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
 }
@@ -60,6 +68,12 @@ func (c *WorkerConfig) ensureDefaults() {
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = 10 * time.Second
 	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = time.Second
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -77,8 +91,8 @@ func (c WorkerConfig) Validate() error {
 	if c.FrameBytes < 0 {
 		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))
 	}
-	if c.FlushDelay < 0 || c.HandshakeTimeout < 0 {
-		errs = append(errs, errors.New("distributor: negative FlushDelay or HandshakeTimeout"))
+	if c.FlushDelay < 0 || c.HandshakeTimeout < 0 || c.WriteTimeout < 0 || c.ShutdownTimeout < 0 {
+		errs = append(errs, errors.New("distributor: negative FlushDelay, HandshakeTimeout, WriteTimeout or ShutdownTimeout"))
 	}
 	if err := checkKey(c.Key); err != nil {
 		errs = append(errs, err)
@@ -95,7 +109,8 @@ type ServeStats struct {
 	Refused uint64
 	// Batches is the number of batches received and sketched.
 	Batches uint64
-	// Updates is the number of neighbour ids in them.
+	// Updates is the number of neighbour ids in them, once the ids that
+	// occur an even number of times in a batch have cancelled (wire.go).
 	Updates uint64
 	// BytesReceived and BytesSent count frame bytes on the data plane.
 	BytesReceived, BytesSent uint64
@@ -110,6 +125,8 @@ type Worker struct {
 	closed  atomic.Bool
 	stopped chan struct{}
 	stopOne sync.Once
+	// shutdownBy is the deadline of every write once Close has begun.
+	shutdownBy atomic.Pointer[time.Time]
 
 	mu struct {
 		sync.Mutex
@@ -200,32 +217,62 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-// Close stops accepting connections, stops reading from the open ones,
-// lets the batches already read be sketched and their deltas sent, and
-// closes the connections. Close waits for all goroutines started by Serve;
-// it is idempotent.
+// Close stops accepting connections and stops reading batches at once;
+// the batches already read are sketched and their deltas sent, then each
+// main node is told that this worker leaves (it sends what it did not
+// get an answer for elsewhere), all within ShutdownTimeout. Close waits
+// for all goroutines started by Serve; it is idempotent.
 func (w *Worker) Close() error {
+	by := time.Now().Add(w.cfg.ShutdownTimeout)
 	w.mu.Lock()
-	w.closed.Store(true)
+	if !w.closed.Swap(true) {
+		w.shutdownBy.Store(&by)
+	}
 	for ln := range w.mu.listeners {
 		ln.Close()
 	}
 	for c := range w.mu.conns {
-		closeRead(c)
+		c.SetReadDeadline(time.Now()) // the reader stops at once
+		c.SetWriteDeadline(*w.shutdownBy.Load())
 	}
 	w.mu.Unlock()
 	w.wg.Wait()
 	return nil
 }
 
-// closeRead shuts the read side of c, so that its reader sees EOF while
-// its writer can still send the deltas in flight; other conns are closed.
-func closeRead(c net.Conn) {
-	if cr, ok := c.(interface{ CloseRead() error }); ok {
-		cr.CloseRead()
+// setWriteDeadline gives the next write on c WriteTimeout, or what is left
+// of ShutdownTimeout once Close has begun.
+func (w *Worker) setWriteDeadline(c net.Conn) {
+	d := time.Now().Add(w.cfg.WriteTimeout)
+	if by := w.shutdownBy.Load(); by != nil && by.Before(d) {
+		d = *by
+	}
+	c.SetWriteDeadline(d)
+	if by := w.shutdownBy.Load(); by != nil && by.Before(d) {
+		c.SetWriteDeadline(*by) // Close began meanwhile
+	}
+}
+
+// leavingReason is the error frame's reason with which a worker that
+// shuts down tells the main node that it leaves: not a failure.
+const leavingReason = "worker leaving"
+
+// sayGoodbye tells the main node that this worker leaves, closes the
+// write side and reads until the main node closes, within the shutdown
+// deadline: closing with unread bytes would reset the connection and
+// could drop the goodbye and the last deltas.
+func (w *Worker) sayGoodbye(c net.Conn, fw *frameWriter) {
+	w.setWriteDeadline(c)
+	if _, err := fw.write(errorMsg, &failure{Reason: leavingReason}); err != nil {
 		return
 	}
-	c.Close()
+	cw, ok := c.(interface{ CloseWrite() error })
+	if !ok {
+		return
+	}
+	cw.CloseWrite()
+	c.SetReadDeadline(*w.shutdownBy.Load())
+	io.Copy(io.Discard, c)
 }
 
 // job is one batch to sketch. neighbors aliases a frame buffer, released
@@ -239,7 +286,8 @@ type job struct {
 
 // frameBuf is the payload of one batches frame, shared by its jobs.
 type frameBuf struct {
-	ids  []uint32
+	raw  []byte   // the payload as read
+	ids  []uint32 // its batches' neighbour ids, decoded
 	refs atomic.Int32
 	pool *sync.Pool
 }
@@ -265,16 +313,18 @@ func (w *Worker) serveConn(c net.Conn) {
 	fr := newFrameReader(c, &w.bytesIn)
 	fw := newFrameWriter(c, &w.bytesOut)
 	c.SetDeadline(time.Now().Add(w.cfg.HandshakeTimeout))
-	p, maxBatch, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads)
+	terms, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads, w.cfg.MaxFrameBytes)
+	p, maxBatch := terms.p, terms.maxBatch
 	if err != nil {
 		w.refused.Add(1)
 		log.Warn("refusing a connection", "err", err)
 		return
 	}
 	c.SetDeadline(time.Time{})
-	log.Info("main node connected", "vertices", p.Vertices(), "threads", w.cfg.Threads)
+	log.Info("main node connected", "vertices", p.Vertices(), "threads", w.cfg.Threads,
+		"frame_bytes", min(w.cfg.FrameBytes, terms.maxFrameBytes))
 	fr.maxHeader = maxHeaderBytes
-	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatch*4)
+	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatchBytes(maxBatch))
 
 	per := p.BucketsPerVertex()
 	jobs := make(chan job, w.cfg.Threads) // a short queue: the main node's credits bound the work
@@ -296,9 +346,11 @@ func (w *Worker) serveConn(c net.Conn) {
 		})
 	}
 	var writer sync.WaitGroup
+	var werr error
 	writer.Go(func() {
-		if err := w.writeDeltas(fw, results, &outstanding, &deltas, per); err != nil {
-			log.Warn("cannot send deltas; closing the connection", "err", err)
+		frameBytes := min(w.cfg.FrameBytes, terms.maxFrameBytes)
+		if werr = w.writeDeltas(c, fw, frameBytes, results, &outstanding, &deltas, newDeltaCodec(p)); werr != nil {
+			log.Warn("cannot send deltas; closing the connection", "err", werr)
 			c.Close() // the reader sees the error too
 		}
 	})
@@ -312,6 +364,9 @@ func (w *Worker) serveConn(c net.Conn) {
 	case err == nil:
 		log.Info("main node sent stop")
 	case w.closed.Load():
+		if werr == nil {
+			w.sayGoodbye(c, fw)
+		}
 		log.Info("connection closed by shutdown")
 	default:
 		var pe *ProtocolError
@@ -344,6 +399,12 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 			return err
 		}
 		switch t {
+		case errorMsg:
+			var f failure
+			if err := fr.dec.decode(h, &f, 0); err != nil || n != 0 {
+				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad error frame", ErrFrame)}
+			}
+			return &PeerError{Reason: f.Reason}
 		case stopMsg:
 			var s stop
 			if err := fr.dec.decode(h, &s, 0); err != nil || n != 0 {
@@ -358,17 +419,28 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
 		}
-		total, err := checkBatches(entries, n, p.Vertices(), maxBatch)
+		total, err := checkBatches(entries, n, p.Vertices(), maxBatch, fr.maxPayload)
 		if err != nil {
 			return &ProtocolError{Worker: "main node", Err: err}
 		}
 		f := frames.Get().(*frameBuf)
-		if cap(f.ids) < total {
-			f.ids = make([]uint32, total)
+		if cap(f.raw) < n {
+			f.raw = make([]byte, n)
 		}
-		f.ids = f.ids[:total]
-		if err := fr.payload(uint32Bytes(f.ids)); err != nil {
+		f.raw = f.raw[:n]
+		if err := fr.payload(f.raw); err != nil {
 			return err
+		}
+		if cap(f.ids) < total {
+			f.ids = make([]uint32, 0, total)
+		}
+		f.ids = f.ids[:0]
+		raw := f.raw
+		for _, e := range entries {
+			if f.ids, err = decodeBatch(f.ids, raw[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices()); err != nil {
+				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("batch %d: %w", e.ID, err)}
+			}
+			raw = raw[e.Bytes:]
 		}
 		f.refs.Store(int32(len(entries)))
 		outstanding.Add(int64(len(entries)))
@@ -387,7 +459,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 // is still being sketched, or FlushDelay after its first delta. After a
 // write error it keeps draining results (so the compute goroutines end)
 // and returns the error.
-func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, per int) error {
+func (w *Worker) writeDeltas(c net.Conn, fw *frameWriter, frameBytes int, results <-chan result, outstanding *atomic.Int64, deltas *sync.Pool, dc *deltaCodec) error {
 	var (
 		ids     []uint64
 		payload []byte
@@ -398,6 +470,7 @@ func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding
 	timer.Stop()
 	flush := func() {
 		if len(ids) > 0 && werr == nil {
+			w.setWriteDeadline(c)
 			_, werr = fw.write(deltasMsg, ids, payload)
 		}
 		ids, payload = ids[:0], payload[:0]
@@ -411,12 +484,15 @@ func (w *Worker) writeDeltas(fw *frameWriter, results <-chan result, outstanding
 				flush()
 				return werr
 			}
+			if len(payload)+dc.maxBytes() > frameBytes {
+				flush() // the main node reads no larger frame
+			}
 			ids = append(ids, r.id)
-			payload = sketch.AppendDelta(payload, r.vertex, *r.delta)
+			payload = dc.append(payload, r.vertex, *r.delta)
 			deltas.Put(r.delta)
 			left := outstanding.Add(-1)
 			switch {
-			case len(payload) >= w.cfg.FrameBytes || left == 0 || len(ids) == maxFrameBatches:
+			case len(payload) >= frameBytes || left == 0 || len(ids) == maxFrameBatches:
 				flush()
 			case timerC == nil:
 				timer.Reset(w.cfg.FlushDelay)

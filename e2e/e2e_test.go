@@ -273,6 +273,7 @@ func TestWorkerKilled(t *testing.T) {
 	if !killed || !alive || s.BatchesResent == 0 {
 		t.Errorf("want the victim's batches re-sent and the survivor working: %+v", s)
 	}
+	checkCounters(t, s)
 	t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
 }
 
@@ -329,8 +330,9 @@ func TestQueriesWorkerKilled(t *testing.T) {
 	}
 }
 
-// TestWrongClusterKey: a worker with another key cannot join; it says
-// why, and the run completes with the right answer.
+// TestWrongClusterKey: a worker with another key cannot join; both sides
+// say why within 5 s, the worker exits 1 at once rather than retrying,
+// and the run completes with the right answer.
 func TestWrongClusterKey(t *testing.T) {
 	skipShort(t)
 	labelsPath := filepath.Join(t.TempDir(), "labels")
@@ -340,10 +342,14 @@ func TestWrongClusterKey(t *testing.T) {
 		"--cluster-key-file", key, "--batch-factor", "0.05", "--labels", labelsPath)
 	startWorker(t, addr, "--cluster-key-file", key)
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
-	bad := startWorker(t, addr, "--cluster-key-file", keyFile(t), "--join-timeout", "1s")
-	if code := bad.wait(30 * time.Second); code != 1 {
+	t0 := time.Now()
+	bad := startWorker(t, addr, "--cluster-key-file", keyFile(t))
+	if code := bad.wait(5 * time.Second); code != 1 {
 		t.Errorf("worker with the wrong key exited %d, want 1", code)
 	}
+	bad.waitLog(`cannot join the cluster at .*the cluster key differs .*no installed keys could decrypt.*--cluster-key-file`, time.Second)
+	m.waitLog(`level=WARN msg="refused a member with another cluster key.* reason=".*could decrypt`, 5*time.Second-time.Since(t0))
+	t.Logf("refused and reported on both sides in %v", time.Since(t0).Round(time.Millisecond))
 	f.run(func() error { return nil })
 	s := finish(t, m)
 	f.wait(t)
@@ -351,8 +357,22 @@ func TestWrongClusterKey(t *testing.T) {
 	if len(s.Workers) != 1 {
 		t.Errorf("the wrong-key worker got in: %+v", s.Workers)
 	}
-	bad.waitLog(`cannot join the cluster at .*no installed keys could decrypt.*is --cluster-key-file the same as the main node's`, time.Second)
-	m.waitLog(`level=ERROR .*component=memberlist`, time.Second)
+	if m.count(`level=ERROR.*decrypt`) > 0 {
+		t.Errorf("the main node logged memberlist's decryption errors besides its own warning")
+	}
+}
+
+// TestExpectWorkersWrongKey: --expect-workers fails naming the reason it
+// saw: the only worker has another cluster key.
+func TestExpectWorkersWrongKey(t *testing.T) {
+	skipShort(t)
+	m, addr := startMain(t, nil, "--stream", multiples, "--expect-workers", "1", "--wait-timeout", "3s",
+		"--cluster-key-file", keyFile(t))
+	start(t, "worker", nil, "--join", addr, "--listen", "127.0.0.1:0", "--gossip-local", "--cluster-key-file", keyFile(t))
+	if code := m.wait(10 * time.Second); code != 1 {
+		t.Fatalf("main-node exited %d, want 1", code)
+	}
+	m.waitLog(`0 of 1 workers connected.*refused a member with another cluster key: .*could decrypt`, time.Second)
 }
 
 // TestGarbagePeer: a member whose data port answers garbage is dropped,

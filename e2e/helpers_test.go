@@ -66,6 +66,9 @@ func start(t testing.TB, name string, stdin io.Reader, args ...string) *proc {
 	}()
 	t.Cleanup(func() {
 		p.cmd.Process.Kill()
+		if c, ok := stdin.(io.Closer); ok {
+			c.Close() // else Wait waits for the copy of stdin
+		}
 		<-p.done
 		if t.Failed() {
 			t.Logf("%s stderr:\n%s", p.name, p.log())
@@ -171,12 +174,23 @@ type summary struct {
 		BatchesResent uint64 `json:"batches_resent"`
 		Refused       uint64 `json:"refused"`
 		LastError     string `json:"last_error"`
+		BatchesLate   uint64 `json:"batches_late"`
+		Connections   []struct {
+			Incarnation   uint64 `json:"incarnation"`
+			Batches       uint64 `json:"batches"`
+			DeltasMerged  uint64 `json:"deltas_merged"`
+			BatchesResent uint64 `json:"batches_resent"`
+			BatchesLate   uint64 `json:"batches_late"`
+		} `json:"connections"`
 	} `json:"workers"`
+	BatchesLate           uint64  `json:"batches_late"`
 	NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
 	RemoteBatches         uint64  `json:"remote_batches"`
 	LocalCutoffBatches    uint64  `json:"local_cutoff_batches"`
 	FallbackBatches       uint64  `json:"fallback_batches"`
 	BatchesResent         uint64  `json:"batches_resent"`
+	WorkersLeft           uint64  `json:"workers_left"`
+	WorkersFailed         uint64  `json:"workers_failed"`
 	Queries               []struct {
 		AfterUpdates uint64  `json:"after_updates"`
 		Components   int     `json:"components"`
@@ -257,5 +271,30 @@ func checkLabels(t testing.TB, path string, want []uint32) {
 	}
 	if bad > 0 {
 		t.Fatalf("%d of %d labels differ from the union-find's", bad, len(want))
+	}
+}
+
+// checkCounters checks that --json's counters add up: each connection's
+// batches were merged, re-sent or late; each worker's entry is the sum of
+// its connections; the totals are the sums of the entries.
+func checkCounters(t testing.TB, s summary) {
+	t.Helper()
+	var merged, resent, late uint64
+	for _, w := range s.Workers {
+		var b, m, r, l uint64
+		for _, c := range w.Connections {
+			if c.Batches != c.DeltasMerged+c.BatchesResent+c.BatchesLate {
+				t.Errorf("worker %s, connection %+v: batches != merged + re-sent + late", w.Name, c)
+			}
+			b, m, r, l = b+c.Batches, m+c.DeltasMerged, r+c.BatchesResent, l+c.BatchesLate
+		}
+		if w.Batches != b || w.DeltasMerged != m || w.BatchesResent != r || w.BatchesLate != l {
+			t.Errorf("worker %s: entry %+v is not the sum of its connections", w.Name, w)
+		}
+		merged, resent, late = merged+m, resent+r, late+l
+	}
+	if s.RemoteBatches != merged || s.BatchesResent != resent || s.BatchesLate != late {
+		t.Errorf("totals: %d remote, %d re-sent, %d late batches; the workers add up to %d, %d, %d",
+			s.RemoteBatches, s.BatchesResent, s.BatchesLate, merged, resent, late)
 	}
 }

@@ -2,12 +2,81 @@
 
 #include "textflag.h"
 
-// func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0 uint64, lay *uint64, groups int, prefetch int)
+// Both kernels compute, for each of the n neighbour ids u at nb, the edge
+// index idx = min(v,u)<<32 | max(v,u), its checksum g = mix64(idx + seed0)
+// and its key k = mix64(idx + seedK), XOR (idx, g) into s[0], and XOR it
+// into bucket 1 + c·R + d of every column c whose depth
+// d = ctz(columnHash(k, seed_c)) is below R, where columnHash(k, s) is the
+// product of the 32-bit halves of k XOR s with its halves swapped (see
+// hash.go). They write the same buckets as updateIndex, bit for bit.
 //
-// For each of the n neighbour ids u at nb, with idx = min(v,u)<<32 | max(v,u)
-// and g = mix64(idx + seed0), XOR (idx, g) into s[0] and into bucket
-// 1 + c·R + ctz(mix64(idx + seed_c)) of every column c whose depth is below
-// R. lay holds groups records of 24 words (see Params.laneLayout): 8 column
+// The column hash is two shuffles, one XOR and one 32×32→64 multiply per
+// lane (VPMULUDQ), one µop each on Intel and AMD; results/perf-notes.md
+// counts the µops and ports per index.
+
+// LOAD_ARGS loads the arguments that both kernels take first: s in DI, nb
+// in SI, n in CX, v in R8, seed0 in R9 and lay in R10.
+#define LOAD_ARGS \
+	MOVQ s+0(FP), DI \
+	MOVQ nb+8(FP), SI \
+	MOVQ n+16(FP), CX \
+	MOVQ v+24(FP), R8 \
+	MOVQ seed0+32(FP), R9 \
+	MOVQ lay+48(FP), R10
+
+// COLD(line, reg) sets reg to the address in the frame, from 0(SP), whose
+// offset modulo 4096 is line (see coldLines in apply_amd64.go): the frame
+// spans 4096 bytes more than the memory placed there. Clobbers AX.
+#define COLD(line, reg) \
+	LEAQ 0(SP), AX \
+	MOVQ line, reg \
+	SUBQ AX, reg \
+	ANDQ $4095, reg \
+	ADDQ AX, reg
+
+// MIX64 applies the splitmix64 finalizer to r in place. Clobbers t.
+#define MIX64(r, t) \
+	MOVQ r, t \
+	SHRQ $30, t \
+	XORQ t, r \
+	MOVQ $0xbf58476d1ce4e5b9, t \
+	IMULQ t, r \
+	MOVQ r, t \
+	SHRQ $27, t \
+	XORQ t, r \
+	MOVQ $0x94d049bb133111eb, t \
+	IMULQ t, r \
+	MOVQ r, t \
+	SHRQ $31, t \
+	XORQ t, r
+
+// NEXT_INDEX reads the next neighbour id at SI (v in R8, seed0 in R9,
+// seedK from the arguments) and leaves idx in R11, the key k in AX and
+// X3 = (idx, g);
+// it XORs X3 into the deterministic bucket s[0] at DI. Clobbers BX, DX,
+// R12, X4.
+#define NEXT_INDEX \
+	MOVL (SI), AX \
+	MOVQ AX, R11 \
+	MOVQ R8, R12 \
+	CMPQ AX, R8 \
+	CMOVQHI R8, R11 \
+	CMOVQHI AX, R12 \
+	SHLQ $32, R11 \
+	ORQ R12, R11 \
+	LEAQ (R11)(R9*1), R12 \
+	MOVQ seedK+40(FP), AX \
+	ADDQ R11, AX \
+	MIX64(R12, BX) \
+	MIX64(AX, DX) \
+	VMOVQ R11, X3 \
+	VPINSRQ $1, R12, X3, X3 \
+	VPXOR (DI), X3, X4 \
+	VMOVDQU X4, (DI)
+
+// func applyBatchAVX512(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64, lay *uint64, groups int, prefetch int, slot, scratch int)
+//
+// lay holds groups records of 24 words (see Params.laneLayout): 8 column
 // seeds, 8 byte offsets 16·(1 + c·R + 63), and 8 row masks 2^R − 1 (0 for
 // the padding lanes of the last group). A lane whose hash has none of its
 // mask's bits set (depth >= R) XORs into a scratch bucket of its own
@@ -21,63 +90,29 @@
 // sketch 2.5 times slower. Other counts take a loop over the layout in
 // memory.
 //
-// Frame: 0(SP) holds the 8 bucket byte offsets of the current group,
-// 64(SP) to 192(SP) are the eight lanes' scratch buckets.
+// Frame: 4096+192 bytes, in which R14 points to the 64 bytes that hold
+// the bucket byte offsets of the current group, at offset slot modulo
+// 4096, and the eight lanes' scratch buckets are 128 bytes at offset
+// scratch modulo 4096: offsets that no hot bucket of s has (coldLines), so
+// that their loads do not wait on a bucket store that matches them in the
+// low 12 address bits (4K aliasing).
 
-// NEXT_INDEX reads the next neighbour id at SI and leaves idx in R11 and
-// in every lane of Z0, and X3 = (idx, g); it XORs X3 into the
-// deterministic bucket s[0]. Clobbers AX, BX, R12, X4.
-#define NEXT_INDEX \
-	MOVL (SI), AX \
-	MOVQ AX, R11 \
-	MOVQ R8, R12 \
-	CMPQ AX, R8 \
-	CMOVQHI R8, R11 \
-	CMOVQHI AX, R12 \
-	SHLQ $32, R11 \
-	ORQ R12, R11 \
-	MOVQ R11, R12 \
-	ADDQ R9, R12 \
-	MOVQ R12, BX \
-	SHRQ $30, BX \
-	XORQ BX, R12 \
-	MOVQ $0xbf58476d1ce4e5b9, BX \
-	IMULQ BX, R12 \
-	MOVQ R12, BX \
-	SHRQ $27, BX \
-	XORQ BX, R12 \
-	MOVQ $0x94d049bb133111eb, BX \
-	IMULQ BX, R12 \
-	MOVQ R12, BX \
-	SHRQ $31, BX \
-	XORQ BX, R12 \
-	VMOVQ R11, X3 \
-	VPINSRQ $1, R12, X3, X3 \
-	VPXOR (DI), X3, X4 \
-	VMOVDQU X4, (DI) \
-	VPBROADCASTQ R11, Z0
-
-// XOR_LANE XORs X3 into the bucket whose byte offset from s is at off(SP).
+// XOR_LANE XORs X3 into the bucket whose byte offset from s is at off(R14).
 #define XOR_LANE(off) \
-	MOVQ off(SP), BX \
+	MOVQ off(R14), BX \
 	VPXOR (DI)(BX*1), X3, X4 \
 	VMOVDQU X4, (DI)(BX*1)
 
-// GROUP hashes idx for eight columns with seeds seeds, keeps the lanes whose
-// depth is below R (a bit of masks set in the hash), computes their bucket
-// offsets from bases (16·(1 + c·R + 63) − 16·lzcnt(h & −h) =
+// GROUP hashes the key in Z0 for eight columns with seeds seeds, keeps the
+// lanes whose depth is below R (a bit of masks set in the hash), computes
+// their bucket offsets from bases (16·(1 + c·R + 63) − 16·lzcnt(h & −h) =
 // 16·(1 + c·R + ctz(h))) and XORs X3 into the eight buckets. Clobbers Z1,
 // Z2, K1, BX, X4.
 #define GROUP(seeds, masks, bases) \
-	VPADDQ seeds, Z0, Z1 \
-	VPSRLQ $30, Z1, Z2 \
-	VPXORQ Z2, Z1, Z1 \
-	VPMULLQ Z31, Z1, Z1 \
-	VPSRLQ $27, Z1, Z2 \
-	VPXORQ Z2, Z1, Z1 \
-	VPMULLQ Z30, Z1, Z1 \
-	VPSRLQ $31, Z1, Z2 \
-	VPXORQ Z2, Z1, Z1 \
+	VPXORQ seeds, Z0, Z1 \
+	VPSHUFD $0xb1, Z1, Z2 \
+	VPMULUDQ Z2, Z1, Z1 \
+	VPSHUFD $0xb1, Z1, Z1 \
 	VPTESTMQ masks, Z1, K1 \
 	VPSUBQ Z1, Z29, Z2 \
 	VPANDQ Z2, Z1, Z1 \
@@ -85,7 +120,7 @@
 	VPSLLQ $4, Z1, Z1 \
 	VMOVDQA64 Z27, Z2 \
 	VPSUBQ Z1, bases, K1, Z2 \
-	VMOVDQU64 Z2, 0(SP) \
+	VMOVDQU64 Z2, 0(R14) \
 	XOR_LANE(0) \
 	XOR_LANE(8) \
 	XOR_LANE(16) \
@@ -107,39 +142,32 @@
 	DECQ CX \
 	JNZ label
 
-TEXT ·applyBatchAVX512(SB), NOSPLIT, $192-64
-	MOVQ s+0(FP), DI
-	MOVQ nb+8(FP), SI
-	MOVQ n+16(FP), CX
-	MOVQ v+24(FP), R8
-	MOVQ seed0+32(FP), R9
-	MOVQ lay+40(FP), R10
-	MOVQ groups+48(FP), R13
+// PREFETCH prefetches the first AX bytes at DI, a line at a time: a cold
+// sketch then arrives with all its misses in flight at once. Clobbers BX.
+#define PREFETCH(loop, check) \
+	XORQ BX, BX \
+	JMP check \
+loop: \
+	PREFETCHT0 (DI)(BX*1) \
+	ADDQ $64, BX \
+check: \
+	CMPQ BX, AX \
+	JLO loop
+
+TEXT ·applyBatchAVX512(SB), 0, $4288-88
+	LOAD_ARGS
+	MOVQ groups+56(FP), R13
 	TESTQ CX, CX
 	JZ done
 
-	// Prefetch the first prefetch bytes of the sketch, a line at a time:
-	// a cold sketch then arrives with all its misses in flight at once.
-	MOVQ prefetch+56(FP), AX
-	XORQ BX, BX
-	JMP pfcheck
+	MOVQ prefetch+64(FP), AX
+	PREFETCH(pfloop, pfcheck)
 
-pfloop:
-	PREFETCHT0 (DI)(BX*1)
-	ADDQ $64, BX
-
-pfcheck:
-	CMPQ BX, AX
-	JLO pfloop
-
-	MOVQ $0xbf58476d1ce4e5b9, AX
-	VPBROADCASTQ AX, Z31
-	MOVQ $0x94d049bb133111eb, AX
-	VPBROADCASTQ AX, Z30
+	COLD(slot+72(FP), R14)
+	COLD(scratch+80(FP), BX)
+	SUBQ DI, BX
 	VPXORQ Z29, Z29, Z29
-	LEAQ 64(SP), AX
-	SUBQ DI, AX
-	VPBROADCASTQ AX, Z27
+	VPBROADCASTQ BX, Z27
 	VPADDQ scratchLanes<>(SB), Z27, Z27 // offsets of the scratch buckets from s
 
 	// Sketches have at least 18 columns, so 3 or 4 groups (up to 32
@@ -159,6 +187,7 @@ load3:
 
 index4:
 	NEXT_INDEX
+	VPBROADCASTQ AX, Z0
 	GROUP(Z6, Z14, Z10)
 	GROUP(Z7, Z15, Z11)
 	GROUP(Z8, Z16, Z12)
@@ -168,6 +197,7 @@ index4:
 
 index3:
 	NEXT_INDEX
+	VPBROADCASTQ AX, Z0
 	GROUP(Z6, Z14, Z10)
 	GROUP(Z7, Z15, Z11)
 	GROUP(Z8, Z16, Z12)
@@ -181,6 +211,7 @@ memory:
 
 memindex:
 	NEXT_INDEX
+	VPBROADCASTQ AX, Z0
 	MOVQ R10, DX
 
 memgroup:
@@ -192,6 +223,83 @@ memgroup:
 	NEXT(memindex)
 
 done:
+	VZEROUPPER
+	RET
+
+// func applyBatchAVX2(s *Bucket, nb *uint32, n int, v uint64, seed0, seedK uint64, lay *uint64, columns int, rowBytes int, prefetch int, slot int)
+//
+// lay is the same layout as for applyBatchAVX512, of which this kernel
+// reads only the column seeds (words 24k to 24k+7 for columns 8k to
+// 8k+7). rowBytes is 16·R, the bytes of one column. AVX2 has no lane
+// count of trailing zeros and no mask registers, so the four hashes of a
+// ymm go through the stack to TZCNT, and a depth of R or more (probability
+// 2^−R per column, predicted well) skips its bucket with a branch.
+//
+// Frame: 4096+64 bytes, in which R14 points to the 32 bytes that hold the
+// 4 hashes of the current group of columns, at offset slot modulo 4096,
+// which no hot bucket of s has (see applyBatchAVX512).
+
+// LANE XORs X3 into the bucket of the hash at off(R14), for the column
+// whose row 0 is at BX, and moves BX to the next column; it jumps to last
+// after the last column (R11 counts the columns left). Clobbers AX, X4.
+#define LANE(off, skip, last) \
+	MOVQ off(R14), AX \
+	TZCNTQ AX, AX \
+	SHLQ $4, AX \
+	CMPQ AX, R13 \
+	JAE skip \
+	VPXOR (BX)(AX*1), X3, X4 \
+	VMOVDQU X4, (BX)(AX*1) \
+skip: \
+	ADDQ R13, BX \
+	DECQ R11 \
+	JZ last
+
+// HASH4 hashes the key in Y0 for the four columns whose seeds are at
+// seeds and leaves the hashes at 0(R14). Clobbers Y1, Y2.
+#define HASH4(seeds) \
+	VPXOR seeds, Y0, Y1 \
+	VPSHUFD $0xb1, Y1, Y2 \
+	VPMULUDQ Y2, Y1, Y1 \
+	VPSHUFD $0xb1, Y1, Y1 \
+	VMOVDQU Y1, 0(R14)
+
+TEXT ·applyBatchAVX2(SB), 0, $4160-88
+	LOAD_ARGS
+	MOVQ rowBytes+64(FP), R13
+	TESTQ CX, CX
+	JZ done2
+
+	MOVQ prefetch+72(FP), AX
+	PREFETCH(pfloop2, pfcheck2)
+	COLD(slot+80(FP), R14)
+
+index2:
+	NEXT_INDEX
+	VMOVQ AX, X0
+	VPBROADCASTQ X0, Y0
+	MOVQ R10, DX         // layout record of columns 8k to 8k+7
+	LEAQ 16(DI), BX      // row 0 of column 0
+	MOVQ columns+56(FP), R11
+
+group2:
+	HASH4((DX))
+	LANE(0, l0, last2)
+	LANE(8, l1, last2)
+	LANE(16, l2, last2)
+	LANE(24, l3, last2)
+	HASH4(32(DX))
+	LANE(0, l4, last2)
+	LANE(8, l5, last2)
+	LANE(16, l6, last2)
+	LANE(24, l7, last2)
+	ADDQ $192, DX
+	JMP group2
+
+last2:
+	NEXT(index2)
+
+done2:
 	VZEROUPPER
 	RET
 

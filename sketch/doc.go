@@ -25,9 +25,13 @@
 // (holds exactly one index, with probability 1 − 2^−64 per check) when
 // Gamma == hc(Alpha) and Alpha != 0.
 //
-// The checksum hash hc and each column hash hcol_c use independent seeds
-// derived from Params.Seed(). All sketches that are merged must share
-// Params.
+// The checksum is hc(idx) = mix64(idx + seed_0), the splitmix64 finalizer.
+// The column hashes start from a key k = mix64(idx + seed_k) with a seed of
+// its own, and hcol_c(idx) is the product of the two 32-bit halves of
+// k XOR seed_c, halves swapped (columnHash): one 32×32→64 multiply per
+// column, cheap in scalar code and in AVX2 and AVX-512 lanes alike. All
+// seeds are independent, derived from Params.Seed(). All sketches that
+// are merged must share Params.
 //
 // The package is single-threaded and starts no goroutine. Sketches are
 // deterministic given Params and not safe for concurrent use; the caller

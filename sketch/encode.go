@@ -19,7 +19,8 @@ const deltaHeaderBytes = 8
 //
 //	vertex uint32 | buckets uint32 | buckets × (Alpha uint64, Gamma uint64)
 //
-// all little-endian. This is the payload a worker returns for a batch.
+// all little-endian: every bucket, zero or not (the wire between main
+// node and workers sends only the non-zero ones; distributor/wire.go).
 func AppendDelta(b []byte, v uint32, delta []Bucket) []byte {
 	b = binary.LittleEndian.AppendUint32(b, v)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(delta)))

@@ -22,6 +22,10 @@ const (
 	columnDivisor = 0.737
 )
 
+// keySeed is the index in Params.seeds of the seed of the index key (see
+// columnHash), past every column's seed.
+const keySeed = MaxColumns + 1
+
 // ErrParams is wrapped by NewParams for a vertex count or factor it cannot use.
 var ErrParams = errors.New("sketch: bad parameters")
 
@@ -35,8 +39,9 @@ type Params struct {
 	rows     int
 	columns  int
 
-	// seeds[0] seeds the checksum hash; seeds[1+c] column c's hash.
-	seeds *[MaxColumns + 1]uint64
+	// seeds[0] seeds the checksum hash, seeds[1+c] column c's hash and
+	// seeds[keySeed] the index key that every column hash starts from.
+	seeds *[keySeed + 1]uint64
 	// lanes describes the columns to the AVX-512 kernel (see laneLayout).
 	lanes *lanes
 }
@@ -96,7 +101,7 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 	}
 	cols := max(minColumns, int(need))
 	p := Params{vertices: vertices, factor: factor, seed: seed, rows: rows, columns: cols,
-		seeds: new([MaxColumns + 1]uint64)}
+		seeds: new([keySeed + 1]uint64)}
 	// Seeds are a splitmix64 sequence from seed: distinct and independent
 	// looking, so the checksum never shares a seed with a column.
 	s := seed

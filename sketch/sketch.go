@@ -1,6 +1,7 @@
 package sketch
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -15,6 +16,10 @@ const BucketBytes = 16
 type Bucket struct {
 	Alpha, Gamma uint64
 }
+
+// ErrTooManyRounds is wrapped by Sample for a column past the last: a
+// query that needs more Boruvka rounds than the sketch has columns.
+var ErrTooManyRounds = errors.New("sketch: Boruvka ran out of sketch columns")
 
 // Result is the outcome of a sample.
 type Result uint8
@@ -51,14 +56,15 @@ func (p Params) Update(s []Bucket, idx uint64) {
 
 // updateIndex XORs idx into s, a sketch of columns columns of rows rows
 // hashed with seeds (Params' fields).
-func updateIndex(seeds *[MaxColumns + 1]uint64, rows, columns int, s []Bucket, idx uint64) {
+func updateIndex(seeds *[keySeed + 1]uint64, rows, columns int, s []Bucket, idx uint64) {
 	g := hash(idx, seeds[0])
+	k := hash(idx, seeds[keySeed])
 	s[0].Alpha ^= idx
 	s[0].Gamma ^= g
 	colSeeds := seeds[1 : 1+columns]
 	base := 1
 	for _, cs := range colSeeds {
-		if d := depth(hash(idx, cs)); d < rows {
+		if d := depth(columnHash(k, cs)); d < rows {
 			b := &s[base+d]
 			b.Alpha ^= idx
 			b.Gamma ^= g
@@ -70,9 +76,11 @@ func updateIndex(seeds *[MaxColumns + 1]uint64, rows, columns int, s []Bucket, i
 // ApplyBatch XORs into s, vertex v's sketch of BucketsPerVertex buckets,
 // the edge {v, u} for every u in neighbors. It allocates nothing. Each u
 // must be a vertex other than v; the caller checks (the stream readers do).
-// On amd64 CPUs with AVX-512 (F, DQ, CD, VL) it runs an assembly kernel
-// that hashes 8 columns per instruction and writes the same buckets as the
-// portable loop, bit for bit (apply_amd64.s; -tags purego turns it off).
+// On amd64 it runs an assembly kernel, AVX-512 (8 columns per
+// instruction) or AVX2 (4), chosen at start-up from the CPU's features or
+// forced with SetKernel; every kernel writes the same buckets as the
+// portable Go loop, bit for bit (apply_amd64.s; -tags purego leaves only
+// the Go loop).
 func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	s = s[:p.BucketsPerVertex()]
 	if p.applyBatchFast(s, v, neighbors) {
@@ -89,17 +97,17 @@ func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 // the rows of column c), exactly as ApplyBatch changes those buckets of
 // v's sketch. A query uses it to add updates that are not yet in the
 // sketches to the one column its round reads, at two hashes per edge
-// instead of ApplyBatch's Columns+1.
+// and a column hash per edge instead of ApplyBatch's Columns.
 func (p Params) UpdateColumnBatch(view []Bucket, c int, v uint32, neighbors []uint32) {
 	view = view[:1+p.rows]
 	det := view[0]
-	checkSeed, colSeed, rows := p.seeds[0], p.seeds[1+c], p.rows
+	checkSeed, keyS, colSeed, rows := p.seeds[0], p.seeds[keySeed], p.seeds[1+c], p.rows
 	for _, u := range neighbors {
 		idx := EdgeIndex(v, u)
 		g := hash(idx, checkSeed)
 		det.Alpha ^= idx
 		det.Gamma ^= g
-		if d := depth(hash(idx, colSeed)); d < rows {
+		if d := depth(columnHash(hash(idx, keyS), colSeed)); d < rows {
 			view[1+d].Alpha ^= idx
 			view[1+d].Gamma ^= g
 		}
@@ -114,19 +122,34 @@ func (p Params) Good(b Bucket) bool {
 }
 
 // Sample draws an index from sketch s (BucketsPerVertex buckets) using
-// column c (one column per Boruvka round), c < Columns. It returns Zero if
-// the deterministic bucket is empty, Good with the index if the
-// deterministic bucket or any bucket of column c (from row 0 upward) is
-// good, and Fail otherwise.
-func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result) {
-	return p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
+// column c (one column per Boruvka round). It returns Zero if the
+// deterministic bucket is empty, Good with the index if the deterministic
+// bucket or any bucket of column c (from row 0 upward) is good, and Fail
+// otherwise. A column outside [0, Columns) is an error wrapping
+// ErrTooManyRounds, and an s of another length one wrapping ErrParams; the
+// result is then Fail.
+func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result, err error) {
+	if c < 0 || c >= p.columns {
+		return 0, Fail, fmt.Errorf("%w: column %d of a sketch with %d columns (sketch factor %v)",
+			ErrTooManyRounds, c, p.columns, p.factor)
+	}
+	if full := p.BucketsPerVertex(); len(s) != full {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a sketch of %d", ErrParams, len(s), full)
+	}
+	idx, r = p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
+	return idx, r, nil
 }
 
 // SampleColumn is Sample for a column view: Rows+1 buckets, the
 // deterministic bucket and then the rows of one column, as a query builds
-// when it merges only the column of its round.
-func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result) {
-	return p.sample(view[0], view[1:1+p.rows])
+// when it merges only the column of its round. A view of another length is
+// an error wrapping ErrParams; the result is then Fail.
+func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result, err error) {
+	if len(view) != p.rows+1 {
+		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a column view of %d", ErrParams, len(view), p.rows+1)
+	}
+	idx, r = p.sample(view[0], view[1:])
+	return idx, r, nil
 }
 
 func (p Params) sample(det Bucket, col []Bucket) (idx uint64, r Result) {

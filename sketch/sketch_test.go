@@ -2,8 +2,10 @@ package sketch
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -74,7 +76,7 @@ func TestLinearity(t *testing.T) {
 		if !IsZero(sx) {
 			t.Fatalf("trial %d: insert then delete left a non-zero sketch", trial)
 		}
-		if _, r := p.Sample(sx, 0); r != Zero {
+		if _, r, _ := p.Sample(sx, 0); r != Zero {
 			t.Fatalf("trial %d: zero sketch samples %v", trial, r)
 		}
 	}
@@ -85,7 +87,7 @@ func TestSampleSingleEdgeIsGood(t *testing.T) {
 	s := make([]Bucket, p.BucketsPerVertex())
 	p.Update(s, EdgeIndex(7, 42))
 	for c := range p.columns {
-		idx, r := p.Sample(s, c)
+		idx, r, _ := p.Sample(s, c)
 		if r != Good || idx != EdgeIndex(42, 7) {
 			t.Fatalf("column %d: %v %#x", c, r, idx)
 		}
@@ -129,5 +131,32 @@ func TestUpdateColumnBatch(t *testing.T) {
 		if !slices.Equal(view, want) {
 			t.Fatalf("column %d: view differs from ApplyBatch's sketch", c)
 		}
+	}
+}
+
+// TestSample_OutOfColumns checks that a column past the last, a negative
+// one, or a slice of the wrong length is an error, not a panic.
+func TestSample_OutOfColumns(t *testing.T) {
+	p, err := NewParams(1024, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := make([]Bucket, p.BucketsPerVertex())
+	p.Update(s, EdgeIndex(1, 2))
+	p.Update(s, EdgeIndex(1, 3))
+	for _, c := range []int{p.columns, p.columns + 5, -1} {
+		_, r, err := p.Sample(s, c)
+		if !errors.Is(err, ErrTooManyRounds) || r != Fail ||
+			!strings.Contains(err.Error(), fmt.Sprintf("column %d of a sketch with %d columns", c, p.columns)) {
+			t.Errorf("column %d: %v, %v; want Fail and ErrTooManyRounds", c, r, err)
+		}
+	}
+	for _, n := range []int{0, 1, p.rows, p.BucketsPerVertex() - 1} {
+		if _, _, err := p.Sample(s[:n], 0); !errors.Is(err, ErrParams) {
+			t.Errorf("%d buckets: %v, want ErrParams", n, err)
+		}
+	}
+	if _, r, err := p.Sample(s, p.columns-1); err != nil || r == Zero {
+		t.Errorf("last column: %v, %v", r, err)
 	}
 }

@@ -80,7 +80,7 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 				}
 				p.Delta(s, v, nb)
 				for c := range p.columns {
-					idx, r := p.Sample(s, c)
+					idx, r, _ := p.Sample(s, c)
 					samples++
 					switch r {
 					case Fail:
@@ -112,11 +112,13 @@ func TestStatisticalSampleFailRate(t *testing.T) {
 }
 
 // TestStatisticalDepthIndependence checks that column depths are geometric
-// (P(depth = d) = 2^−(d+1)) and pairwise independent, across neighbouring
-// columns and between the checksum hash and every column (a shared seed
-// there is a known weakness of one public implementation). It uses a
-// chi-square test on depths capped at 4 (25 cells, 24 degrees of freedom)
-// with a threshold of 80, whose false-alarm probability is below 1e-7.
+// (P(depth = d) = 2^−(d+1)) and pairwise independent, across every pair of
+// columns (they all start from one index key) and between the checksum
+// hash and every column (a shared seed there is a known weakness of one
+// public implementation). It uses a chi-square test on depths capped at 4
+// (25 cells, 24 degrees of freedom) with a threshold of 80, whose
+// false-alarm probability is below 1e-7 per pair (below 1e-4 over the 300
+// pairs of 24 columns).
 func TestStatisticalDepthIndependence(t *testing.T) {
 	const cap_, n = 4, 200000
 	p := mustParams(t, 1<<17, 1, 99)
@@ -126,7 +128,7 @@ func TestStatisticalDepthIndependence(t *testing.T) {
 		}
 		return math.Ldexp(1, -(d + 1))
 	}
-	capd := func(h uint64) int { return min(bits.TrailingZeros64(h), cap_) }
+	capd := func(h uint64) uint8 { return uint8(min(bits.TrailingZeros64(h), cap_)) }
 	// Indices of a structured workload: every edge of consecutive vertices.
 	idxs := make([]uint64, 0, n)
 	for u := uint32(1); len(idxs) < n; u++ {
@@ -134,10 +136,22 @@ func TestStatisticalDepthIndependence(t *testing.T) {
 			idxs = append(idxs, EdgeIndex(u, w))
 		}
 	}
-	chi2 := func(seedA, seedB uint64) float64 {
+	// depths[0] holds the checksum's capped depths, depths[1+c] column c's.
+	depths := make([][]uint8, 1+p.columns)
+	for i := range depths {
+		depths[i] = make([]uint8, n)
+	}
+	for j, idx := range idxs {
+		depths[0][j] = capd(hash(idx, p.seeds[0]))
+		k := hash(idx, p.seeds[keySeed])
+		for c := range p.columns {
+			depths[1+c][j] = capd(columnHash(k, p.seeds[1+c]))
+		}
+	}
+	chi2 := func(a, b []uint8) float64 {
 		var cnt [cap_ + 1][cap_ + 1]float64
-		for _, idx := range idxs {
-			cnt[capd(hash(idx, seedA))][capd(hash(idx, seedB))]++
+		for j := range a {
+			cnt[a[j]][b[j]]++
 		}
 		x := 0.0
 		for a := range cnt {
@@ -149,12 +163,14 @@ func TestStatisticalDepthIndependence(t *testing.T) {
 		return x
 	}
 	const threshold = 80
-	for c := 0; c+1 < p.columns; c++ {
-		if x := chi2(p.seeds[1+c], p.seeds[2+c]); x > threshold {
-			t.Errorf("columns %d and %d: chi-square %.1f > %d: depths not independent/geometric", c, c+1, x, threshold)
-		}
-		if x := chi2(p.seeds[0], p.seeds[1+c]); x > threshold {
+	for c := range p.columns {
+		if x := chi2(depths[0], depths[1+c]); x > threshold {
 			t.Errorf("checksum and column %d: chi-square %.1f > %d", c, x, threshold)
+		}
+		for d := c + 1; d < p.columns; d++ {
+			if x := chi2(depths[1+c], depths[1+d]); x > threshold {
+				t.Errorf("columns %d and %d: chi-square %.1f > %d: depths not independent/geometric", c, d, x, threshold)
+			}
 		}
 	}
 }
@@ -175,8 +191,9 @@ func TestStatisticalChecksum(t *testing.T) {
 		count := make([]int, len(s))
 		for _, u := range nb {
 			idx := EdgeIndex(v, u)
+			k := hash(idx, p.seeds[keySeed])
 			for c := range p.columns {
-				if d := depth(hash(idx, p.seeds[1+c])); d < p.rows {
+				if d := depth(columnHash(k, p.seeds[1+c])); d < p.rows {
 					count[1+c*p.rows+d]++
 				}
 			}

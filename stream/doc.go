@@ -34,7 +34,12 @@
 // update. Untyped ("cumulative"): a first line "Vertices Edges", then one
 // "src dst" line per edge, all inserts; it is also the ground-truth format
 // for the final graph of a stream. Fields are separated by any run of spaces
-// or tabs; CRLF line ends are accepted.
+// or tabs; a line ends at LF, CRLF or a lone CR (old Mac OS files).
+//
+// A header of zero updates, in either format, is a stream of Vertices
+// isolated vertices: a graph with Vertices components. An input with no
+// header at all is ErrEmpty, and a header with fewer than 2 vertices
+// ErrNoVertices.
 //
 // # Errors
 //

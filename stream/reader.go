@@ -41,7 +41,9 @@ type Reader struct {
 
 // NewReader reads and checks the header from r and returns a Reader for the
 // records that follow. It returns a *FormatError wrapping ErrEmpty,
-// io.ErrUnexpectedEOF, ErrNoVertices or ErrNoUpdates for a bad header.
+// io.ErrUnexpectedEOF or ErrNoVertices for a bad header. A header of zero
+// updates is a stream of Vertices isolated vertices: the Reader then
+// returns io.EOF at once.
 //
 // After the last record the Reader reads once more to check that r ends
 // there, and reports a *FormatError wrapping ErrTrailing if it does not;
@@ -75,9 +77,6 @@ func checkHeader(h Header, name string) error {
 	if h.Vertices < 2 {
 		return &FormatError{Name: name, Index: -1, Err: ErrNoVertices,
 			Detail: fmt.Sprintf("vertices %d", h.Vertices)}
-	}
-	if h.Updates == 0 {
-		return &FormatError{Name: name, Index: -1, Err: ErrNoUpdates}
 	}
 	// Bound the count so that RecordOffset(h.Updates), the size the header
 	// promises, fits an int64.

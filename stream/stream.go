@@ -64,8 +64,6 @@ type Update struct {
 var (
 	// ErrEmpty is returned for an input with no header at all.
 	ErrEmpty = errors.New("stream: empty input: no header")
-	// ErrNoUpdates is returned for a header that promises zero updates.
-	ErrNoUpdates = errors.New("stream: header-only input: no updates")
 	// ErrNoVertices is returned for a header with fewer than 2 vertices.
 	ErrNoVertices = errors.New("stream: header declares fewer than 2 vertices")
 	// ErrTruncated is returned when the input holds fewer records than its

@@ -25,6 +25,8 @@ type TextReader struct {
 	buf      []byte
 	pos, end int  // unread bytes are buf[pos:end]
 	eof      bool // r has returned io.EOF
+	noLF     bool // buf[pos:end] holds no LF (only lone CRs end lines there)
+	cr       bool // the last line ended with CR: skip one LF that follows
 	text     []byte
 	name     string
 	typed    bool
@@ -62,9 +64,6 @@ func NewTextReader(r io.Reader, name string, typed bool) (*TextReader, error) {
 	if t.h.Vertices < 2 {
 		return nil, &FormatError{Name: name, Index: -1, Line: t.line, Err: ErrNoVertices}
 	}
-	if t.h.Updates == 0 {
-		return nil, &FormatError{Name: name, Index: -1, Line: t.line, Err: ErrNoUpdates}
-	}
 	return t, nil
 }
 
@@ -97,20 +96,31 @@ func (t *TextReader) fields() ([][]byte, bool, error) {
 	}
 }
 
-// readLine returns the next line without its '\n', valid until the next
-// call, or io.EOF at the end of the input.
+// readLine returns the next line without its line end, valid until the
+// next call, or io.EOF at the end of the input. A line ends at LF, CRLF or
+// a lone CR.
 func (t *TextReader) readLine() ([]byte, error) {
 	for empty := 0; ; {
-		if i := bytes.IndexByte(t.buf[t.pos:t.end], '\n'); i >= 0 {
-			line := t.buf[t.pos : t.pos+i]
-			t.pos += i + 1
-			return line, nil
+		if t.cr && t.pos < t.end {
+			if t.buf[t.pos] == '\n' {
+				t.pos++
+			}
+			t.cr = false
+		}
+		if !t.cr {
+			if i := IndexLineEnd(t.buf[t.pos:t.end], &t.noLF); i >= 0 {
+				line := t.buf[t.pos : t.pos+i]
+				t.cr = t.buf[t.pos+i] == '\r'
+				t.pos += i + 1
+				return line, nil
+			}
 		}
 		if t.eof {
+			t.cr = false
 			if t.pos == t.end {
 				return nil, io.EOF
 			}
-			line := t.buf[t.pos:t.end] // a last line with no '\n'
+			line := t.buf[t.pos:t.end] // a last line with no line end
 			t.pos = t.end
 			return line, nil
 		}
@@ -124,6 +134,9 @@ func (t *TextReader) readLine() ([]byte, error) {
 		}
 		n, err := t.r.Read(t.buf[t.end:])
 		t.end += n
+		if n > 0 {
+			t.noLF = false
+		}
 		switch {
 		case err == io.EOF:
 			t.eof = true
@@ -135,6 +148,28 @@ func (t *TextReader) readLine() ([]byte, error) {
 			}
 		}
 	}
+}
+
+// IndexLineEnd returns the index in b of the first line end of the text
+// formats (LF, or CR: a lone CR or the CR of a CRLF), or -1. It looks for
+// LF first (vectorised), then for a CR before it. *noLF caches that b holds
+// no LF, so that a file of lone CRs is not rescanned for one per line: the
+// caller sets it to false whenever bytes are added after b, and passes the
+// same variable for every b that is a suffix of the previous one.
+func IndexLineEnd(b []byte, noLF *bool) int {
+	lf := -1
+	if !*noLF {
+		if lf = bytes.IndexByte(b, '\n'); lf < 0 {
+			*noLF = true
+		}
+	}
+	if lf >= 0 {
+		b = b[:lf]
+	}
+	if cr := bytes.IndexByte(b, '\r'); cr >= 0 {
+		return cr
+	}
+	return lf
 }
 
 // index is the update index for an error at the current line: -1 in the

@@ -53,33 +53,37 @@ func TestTextCases(t *testing.T) {
 	}
 }
 
-// TestText_MatchesBinary reads random streams written in both formats.
+// TestText_MatchesBinary reads random streams written in both formats,
+// with each line end (LF, CRLF, lone CR): more than one buffer of text, so
+// line ends fall across refills.
 func TestText_MatchesBinary(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	us := randomUpdates(rng, 1<<20, 20_000) // > 64 KiB of text
-	var typed, untyped strings.Builder
-	fmt.Fprintf(&typed, "%d %d\n", 1<<20, len(us))
-	fmt.Fprintf(&untyped, "%d %d\n", 1<<20, len(us))
-	for _, u := range us {
-		fmt.Fprintf(&typed, "%d %d %d\n", u.Type, u.Src, u.Dst)
-		fmt.Fprintf(&untyped, "%d %d\n", u.Src, u.Dst)
-	}
-	for _, w := range wrappers {
-		r, err := NewTextReaderAuto(w.wrap(strings.NewReader(typed.String())), "")
-		requireNoError(t, err)
-		got, err := readAll(r, 100)
-		if err != nil || !slices.Equal(got, us) {
-			t.Errorf("%s: typed text read back %d updates, %v", w.name, len(got), err)
+	for _, end := range []string{"\n", "\r\n", "\r"} {
+		var typed, untyped strings.Builder
+		fmt.Fprintf(&typed, "%d %d%s", 1<<20, len(us), end)
+		fmt.Fprintf(&untyped, "%d %d%s", 1<<20, len(us), end)
+		for _, u := range us {
+			fmt.Fprintf(&typed, "%d %d %d%s", u.Type, u.Src, u.Dst, end)
+			fmt.Fprintf(&untyped, "%d %d%s", u.Src, u.Dst, end)
 		}
-		r, err = NewTextReaderAuto(w.wrap(strings.NewReader(untyped.String())), "")
-		requireNoError(t, err)
-		got, err = readAll(r, 100)
-		if err != nil || len(got) != len(us) {
-			t.Fatalf("%s: untyped text read back %d updates, %v", w.name, len(got), err)
-		}
-		for i := range got {
-			if got[i].Edge != us[i].Edge || got[i].Type != Insert {
-				t.Fatalf("%s: untyped line %d read back as %+v", w.name, i+2, got[i])
+		for _, w := range wrappers {
+			r, err := NewTextReaderAuto(w.wrap(strings.NewReader(typed.String())), "")
+			requireNoError(t, err)
+			got, err := readAll(r, 100)
+			if err != nil || !slices.Equal(got, us) {
+				t.Errorf("%s, end %q: typed text read back %d updates, %v", w.name, end, len(got), err)
+			}
+			r, err = NewTextReaderAuto(w.wrap(strings.NewReader(untyped.String())), "")
+			requireNoError(t, err)
+			got, err = readAll(r, 100)
+			if err != nil || len(got) != len(us) {
+				t.Fatalf("%s, end %q: untyped text read back %d updates, %v", w.name, end, len(got), err)
+			}
+			for i := range got {
+				if got[i].Edge != us[i].Edge || got[i].Type != Insert {
+					t.Fatalf("%s, end %q: untyped line %d read back as %+v", w.name, end, i+2, got[i])
+				}
 			}
 		}
 	}

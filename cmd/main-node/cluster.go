@@ -31,6 +31,13 @@ type clusterConfig struct {
 	credits       int
 	flushDelay    time.Duration
 	gossipLocal   bool
+	answerTimeout time.Duration
+	dialTimeout   time.Duration
+	handshake     time.Duration
+	redialBackoff time.Duration
+	// onPool, if set, is called with the pool as soon as it exists,
+	// before the wait for --expect-workers (the metrics read it).
+	onPool func(*distributor.Pool)
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -44,6 +51,10 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.IntVar(&c.credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
 	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
+	fs.DurationVar(&c.answerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
+	fs.DurationVar(&c.dialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
+	fs.DurationVar(&c.handshake, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
+	fs.DurationVar(&c.redialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
 // validate checks the cluster flags; workers is --workers.
@@ -77,8 +88,10 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.credits < 1 || c.credits > distributor.MaxCredits {
 		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.credits, distributor.MaxCredits))
 	}
-	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 {
-		errs = append(errs, errors.New("--wait-timeout, --flush-timeout and --frame-delay must be > 0"))
+	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 || c.answerTimeout <= 0 || c.dialTimeout <= 0 ||
+		c.handshake <= 0 || c.redialBackoff <= 0 {
+		errs = append(errs, errors.New("--wait-timeout, --flush-timeout, --frame-delay, --answer-timeout, --dial-timeout, "+
+			"--handshake-timeout and --redial-backoff must be > 0"))
 	}
 	return errs
 }
@@ -103,6 +116,7 @@ type cluster struct {
 	pool         *distributor.Pool
 	log          *slog.Logger
 	flushTimeout time.Duration
+	unwatch      func() bool // stops the interrupt watch
 }
 
 // startCluster starts memberlist on --listen and the work distributors on
@@ -125,22 +139,33 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 		return nil, err
 	}
 	pool, err := distributor.NewPool(e.Gutters(), e.Store(), distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
-		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, Logger: log.With("component", "distributor")})
+		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
+		HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, Logger: log.With("component", "distributor")})
 	if err != nil {
 		m.Shutdown()
 		return nil, err
 	}
 	pool.Follow(m)
+	if c.onPool != nil {
+		c.onPool(pool)
+	}
 	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
-	// At warn, so that the address shows at the default log level: workers
-	// need it to --join, scripts read it when --listen has port 0.
-	log.Warn("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
+	// On SIGINT/SIGTERM the stream reader may be blocked by back-pressure
+	// (workers that do not answer hold every credit): the Pool then
+	// sketches the queue here, so the reader sees the signal at once.
+	cl.unwatch = context.AfterFunc(ctx, pool.Abandon)
+	// Scripts read the address at --log-level info when --listen has
+	// port 0.
+	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)
 		defer cancel()
 		if err := pool.WaitWorkers(wctx, c.expectWorkers); err != nil {
 			cl.stop()
+			if r := m.Refused(); r != "" {
+				err = fmt.Errorf("%w; refused a member with another cluster key: %s", err, r)
+			}
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
 		log.Info("workers connected", "workers", c.expectWorkers, "duration", time.Since(t0))
@@ -171,29 +196,63 @@ func (cl *cluster) stop() {
 	if cl == nil {
 		return
 	}
+	cl.unwatch()
 	t0 := time.Now()
 	cl.pool.Close()
 	cl.log.Info("workers released", "duration", time.Since(t0))
 	t0 = time.Now()
-	if err := cl.m.Leave(time.Second); err != nil {
-		cl.log.Warn("cannot leave the cluster", "err", err)
+	// The workers connected have been told stop; the leave tells the
+	// others not to wait for failure detection. It must not hold up the
+	// exit: the main node is done.
+	// memberlist's Leave takes its locks before its timeout starts; on a
+	// loaded machine that took seconds. Past the bound the process exits
+	// with the leave still spreading (Shutdown would race with it).
+	const leaveTimeout = 250 * time.Millisecond
+	left := make(chan error, 1)
+	go func() { left <- cl.m.Leave(leaveTimeout) }()
+	select {
+	case err := <-left:
+		if err != nil {
+			cl.log.Info("the leave did not spread in time", "err", err)
+		}
+		cl.m.Shutdown()
+		cl.log.Info("left the cluster", "duration", time.Since(t0))
+	case <-time.After(leaveTimeout + 100*time.Millisecond):
+		cl.log.Info("exiting with the leave still spreading", "duration", time.Since(t0))
 	}
-	cl.m.Shutdown()
-	cl.log.Info("left the cluster", "duration", time.Since(t0))
 }
 
-// workerReport is one worker in --json's "workers".
+// workerReport is one worker name in --json's "workers": the sums over
+// its connections, which "connections" lists.
 type workerReport struct {
-	Name          string `json:"name"`
+	Name          string       `json:"name"`
+	Addr          string       `json:"addr"`
+	Batches       uint64       `json:"batches"`
+	Updates       uint64       `json:"updates"`
+	BytesSent     uint64       `json:"bytes_sent"`
+	BytesReceived uint64       `json:"bytes_received"`
+	DeltasMerged  uint64       `json:"deltas_merged"`
+	BatchesResent uint64       `json:"batches_resent"`
+	BatchesLate   uint64       `json:"batches_late"`
+	Refused       uint64       `json:"refused,omitempty"`
+	LastError     string       `json:"last_error,omitempty"`
+	Connections   []connReport `json:"connections"`
+}
+
+// connReport is one connection to a worker: batches = deltas_merged +
+// batches_resent + batches_late.
+type connReport struct {
 	Addr          string `json:"addr"`
+	Incarnation   uint64 `json:"incarnation,omitempty"`
+	Refused       bool   `json:"refused,omitempty"`
 	Batches       uint64 `json:"batches"`
-	Updates       uint64 `json:"updates"`
-	BytesSent     uint64 `json:"bytes_sent"`
-	BytesReceived uint64 `json:"bytes_received"`
 	DeltasMerged  uint64 `json:"deltas_merged"`
 	BatchesResent uint64 `json:"batches_resent"`
-	Refused       uint64 `json:"refused,omitempty"`
-	LastError     string `json:"last_error,omitempty"`
+	BatchesLate   uint64 `json:"batches_late"`
+	Duplicates    uint64 `json:"duplicate_deltas"`
+	BytesSent     uint64 `json:"bytes_sent"`
+	BytesReceived uint64 `json:"bytes_received"`
+	Error         string `json:"error,omitempty"`
 }
 
 // clusterReport is the cluster part of --json.
@@ -203,13 +262,22 @@ type clusterReport struct {
 	// re-sent elsewhere after its connection ended.
 	Workers []workerReport `json:"workers"`
 	// NetworkBytesPerUpdate is data-plane bytes sent plus received per
-	// stream update: the communication factor.
-	NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
-	LocalCutoffBatches    uint64  `json:"local_cutoff_batches"`
-	FallbackBatches       uint64  `json:"fallback_batches"`
-	RemoteBatches         uint64  `json:"remote_batches"`
-	BatchesResent         uint64  `json:"batches_resent"`
-	DuplicateDeltas       uint64  `json:"duplicate_deltas"`
+	// stream update: the communication factor. Out is the part sent to
+	// the workers (batches), Back the part received (deltas); both count
+	// frames and handshakes.
+	NetworkBytesPerUpdate     float64 `json:"network_bytes_per_update"`
+	NetworkBytesPerUpdateOut  float64 `json:"network_bytes_per_update_out"`
+	NetworkBytesPerUpdateBack float64 `json:"network_bytes_per_update_back"`
+	LocalCutoffBatches        uint64  `json:"local_cutoff_batches"`
+	FallbackBatches           uint64  `json:"fallback_batches"`
+	RemoteBatches             uint64  `json:"remote_batches"`
+	BatchesResent             uint64  `json:"batches_resent"`
+	BatchesLate               uint64  `json:"batches_late"`
+	DuplicateDeltas           uint64  `json:"duplicate_deltas"`
+	// WorkersLeft and WorkersFailed count the workers that left the
+	// cluster and those it declared dead.
+	WorkersLeft   uint64 `json:"workers_left"`
+	WorkersFailed uint64 `json:"workers_failed"`
 }
 
 // report returns the cluster counters after updates stream updates; nil
@@ -221,14 +289,25 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 	st := cl.pool.Stats()
 	r := &clusterReport{Workers: []workerReport{}, LocalCutoffBatches: st.LocalCutoffBatches,
 		FallbackBatches: st.FallbackBatches, RemoteBatches: st.RemoteBatches,
-		BatchesResent: st.BatchesResent, DuplicateDeltas: st.DuplicateDeltas}
+		BatchesResent: st.BatchesResent, BatchesLate: st.BatchesLate, DuplicateDeltas: st.DuplicateDeltas,
+		WorkersLeft: st.WorkersLeft, WorkersFailed: st.WorkersFailed}
 	if updates > 0 {
 		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
+		r.NetworkBytesPerUpdateOut = float64(st.BytesSent) / float64(updates)
+		r.NetworkBytesPerUpdateBack = float64(st.BytesReceived) / float64(updates)
 	}
 	for _, w := range st.Workers {
-		r.Workers = append(r.Workers, workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
+		wr := workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
 			Updates: w.Updates, BytesSent: w.BytesSent, BytesReceived: w.BytesReceived,
-			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, Refused: w.Refused, LastError: w.LastError})
+			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, BatchesLate: w.BatchesLate,
+			Refused: w.Refused, LastError: w.LastError, Connections: []connReport{}}
+		for _, c := range w.Conns {
+			wr.Connections = append(wr.Connections, connReport{Addr: c.Addr, Incarnation: c.Incarnation,
+				Refused: c.Refused, Batches: c.Batches, DeltasMerged: c.DeltasMerged, BatchesResent: c.BatchesResent,
+				BatchesLate: c.BatchesLate, Duplicates: c.DuplicateDeltas, BytesSent: c.BytesSent,
+				BytesReceived: c.BytesReceived, Error: c.Err})
+		}
+		r.Workers = append(r.Workers, wr)
 	}
 	return r
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"math"
 	"net"
 	"regexp"
 	"strings"
@@ -66,7 +68,10 @@ func TestClusterRuntimeErrors(t *testing.T) {
 			t.Errorf("main-node %q: want exit 1 and %q on stderr, got %v", args, want, r)
 		}
 	}
-	f("want base64 of 16, 24 or 32 bytes", "--cluster-key-file", writeFile(t, "key", []byte("too short")))
+	f("cluster key of 9 raw bytes, not base64: want base64 of 16, 24 or 32 bytes", "--cluster-key-file", writeFile(t, "key", []byte("too short")))
+	// Was "cluster key of 28 bytes": the text's length, not the key's.
+	f("cluster key is base64 of 20 bytes (28 characters): want base64 of 16, 24 or 32 bytes",
+		"--cluster-key-file", writeFile(t, "key20", []byte(base64.StdEncoding.EncodeToString(make([]byte, 20))+"\n")))
 	f("cannot read the cluster key", "--cluster-key-file", "/nonexistent/key")
 	f("waiting for --expect-workers=1: distributor: 0 of 1 workers connected", "--expect-workers", "1", "--wait-timeout", "100ms")
 }
@@ -146,6 +151,8 @@ func TestClusterInProcess(t *testing.T) {
 		Components            int     `json:"components"`
 		LocalWorkers          int     `json:"local_workers"`
 		NetworkBytesPerUpdate float64 `json:"network_bytes_per_update"`
+		Out                   float64 `json:"network_bytes_per_update_out"`
+		Back                  float64 `json:"network_bytes_per_update_back"`
 		RemoteBatches         uint64  `json:"remote_batches"`
 		Workers               []struct {
 			Batches, Updates, BytesSent, BytesReceived, DeltasMerged, BatchesResent uint64
@@ -156,6 +163,9 @@ func TestClusterInProcess(t *testing.T) {
 	}
 	if s.Components != 78 || s.LocalWorkers != 0 || len(s.Workers) != 1 || s.NetworkBytesPerUpdate <= 0 {
 		t.Fatalf("summary %s", out.String())
+	}
+	if s.Out <= 0 || s.Back <= 0 || math.Abs(s.Out+s.Back-s.NetworkBytesPerUpdate) > 1e-9*s.NetworkBytesPerUpdate {
+		t.Errorf("bytes per update out %v + back %v, want both > 0 adding up to %v", s.Out, s.Back, s.NetworkBytesPerUpdate)
 	}
 	// The JSON keys are snake_case; decode them by name too.
 	var raw struct {

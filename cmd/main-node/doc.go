@@ -19,15 +19,30 @@
 // workers do; --local-workers 0 leaves all delta work to them while any
 // is connected (cluster.go).
 //
+// With --metrics-listen it serves Prometheus metrics read from the
+// engine's and the distributors' counters at scrape time (metrics.go);
+// --log-format json writes the logs as JSON lines; --version prints the
+// module version, commit and Go version.
+//
 // Usage:
 //
-//	main-node --stream FILE [--json] [--queries K | --query-at N1,N2,…]
+//	main-node --stream FILE [--json] [--queries K | --query-at N1,N2,… ...]
 //	          [--point-queries FILE] [--labels FILE] [--forest FILE]
 //	          [--listen HOST:PORT [--local-workers N] [--expect-workers N]
 //	           [--cluster-key-file F]]
+//	          [--metrics-listen ADDR [--metrics-linger D]] [--log-format text|json]
+//	main-node --version
+//
+// --query-at may be repeated; its positions add up, and a position given
+// twice is queried once with a warning. A stream of 0 updates is answered
+// as its V isolated vertices. Before allocating, the memory check
+// (memory.go) refuses a stream whose sketch or gutter slab alone exceeds
+// the machine's memory and swap, or whose fill estimate does; a sparse
+// stream is estimated at about a page per vertex, not at both full slabs.
 //
 // stdout gets a short human summary, or with --json exactly one JSON
-// object; stderr gets logs and, when it is a terminal, a progress bar.
+// object; stderr gets logs and, when it is a terminal, a progress bar
+// whose rate shows once it spans a second.
 // Exit status: 0 on success, 1 on a runtime or input error, 2 on a usage
 // error. The first Ctrl-C stops ingestion and prints no answer; a second
 // one kills the process.

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -48,6 +50,8 @@ type config struct {
 	forest       string
 	workers      int
 	cluster      clusterConfig
+	metrics      metricsConfig
+	observeQuery func(queryRecord) // called with each query's record, if set
 	sketchFactor float64
 	batchFactor  float64
 	seed         uint64
@@ -55,9 +59,11 @@ type config struct {
 	progress     string
 	hugePages    string
 	logLevel     slog.Level
+	logFormat    cli.LogFormat
+	version      bool
 	cpuProfile   string
 	queries      int
-	queryAtList  string
+	queryAtList  []string // accumulates over repeated --query-at
 	queryAt      []uint64
 	pointQueries string
 	noGreedy     bool
@@ -75,17 +81,21 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	addClusterFlags(fs, &c.cluster)
+	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
 	fs.Float64Var(&c.batchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
-	fs.StringVar(&c.queryAtList, "query-at", "", "comma-separated update counts after which to query (plus one at the end); overrides --queries")
+	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
+	cli.LogFormatVar(fs, &c.logFormat)
+	cli.VersionVar(fs, &c.version)
+	cli.KernelVar(fs)
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of ingestion and queries to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: main-node --stream FILE [flags]\n\n"+
@@ -98,6 +108,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, err
 		}
 		return c, cli.Usage(err)
+	}
+	if c.version {
+		return c, cli.PrintVersion(stdout, "main-node")
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -131,10 +144,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
 	}
-	if q, err := parseQueryAt(c.queryAtList); err != nil {
-		errs = append(errs, err)
-	} else {
-		c.queryAt = q
+	for _, f := range c.queryAtList {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--query-at: %q is not an update count", f))
+			continue
+		}
+		c.queryAt = append(c.queryAt, n)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c, cli.Usage(err)
@@ -147,7 +163,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
 		return err
@@ -166,7 +182,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
 	}
-	if err := checkMemory(c, cfg); err != nil {
+	if err := checkMemory(c, cfg, h.Updates); err != nil {
 		return err
 	}
 	e, err := ingest.New(cfg)
@@ -190,6 +206,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer stopProfile()
 	}
+	mm, err := startMetrics(c.metrics, e, h.Updates, log)
+	if err != nil {
+		return err
+	}
+	defer mm.close()
+	c.observeQuery = mm.observeQuery
+	c.cluster.onPool = mm.setPool
 	cl, err := startCluster(ctx, c.cluster, e, log)
 	if err != nil {
 		return err
@@ -203,30 +226,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return report(stdout, c, e, h, res, cl)
-}
-
-// checkMemory refuses a stream whose sketches and gutters cannot be
-// allocated on this machine, before trying: the 12-byte header sets how
-// many gigabytes are allocated, and an allocation the kernel refuses is a
-// fatal runtime error with a stack dump, not an error.
-func checkMemory(c config, cfg ingest.Config) error {
-	sketches, gutters, err := ingest.Memory(cfg)
-	if err != nil {
+	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
-	vertices := cfg.Vertices
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
-		return nil // cannot tell; let the allocation decide
-	}
-	have := int64(si.Totalram+si.Totalswap) * int64(si.Unit)
-	if sketches+gutters > have {
-		return fmt.Errorf("%s declares %d vertices: its sketches need %s and its gutters %s, "+
-			"more than this machine's %s of memory and swap; lower --batch-factor to shrink the gutters, "+
-			"or run on a machine with more memory",
-			c.stream, vertices, humanBytes(sketches), humanBytes(gutters), humanBytes(have))
-	}
+	mm.lingerThenClose(ctx)
 	return nil
 }
 

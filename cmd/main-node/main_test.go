@@ -129,6 +129,8 @@ func TestUsageErrors(t *testing.T) {
 	f(`--format="xml"`, "--stream", multiples, "--format", "xml")
 	f("unexpected arguments", "--stream", multiples, "extra")
 	f("--workers=0", "--stream", multiples, "--workers", "0")
+	// Was exit 1, while every other bad flag value exits 2.
+	f("--sketch-factor=1e+09: sketch: bad parameters: sketch factor 1e+09 needs", "--stream", multiples, "--sketch-factor", "1e9")
 	// Every problem at once.
 	f("--progress", "--format", "xml", "--progress", "sometimes")
 }
@@ -156,7 +158,6 @@ func TestBadInput(t *testing.T) {
 		{name: "self-loop", data: slices.Concat(header(4, 2), record(1, 2, 2), good[0]),
 			places: []string{"update 0 at byte offset 12", "self-loop"}},
 		{name: "empty", data: []byte{}, places: []string{"empty"}},
-		{name: "header-only", data: header(4, 0), places: []string{"header", "no updates"}},
 		{name: "partial-header", data: header(4, 1)[:5], places: []string{"header", "unexpected EOF"}},
 		{name: "one-vertex", data: slices.Concat(header(1, 1), record(0, 0, 0)), places: []string{"fewer than 2 vertices"}},
 		{name: "nonexistent", path: filepath.Join(dir, "no-such-file"), places: []string{"no such file"}},

@@ -54,11 +54,18 @@ type runResult struct {
 }
 
 // queryPositions returns the sorted update counts after which to query:
-// --query-at's, or --queries evenly spaced ones, and always the end.
+// --query-at's, or --queries evenly spaced ones, and always the end. It
+// warns about every position it drops or merges: 0, past the end, or
+// given more than once.
 func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 	var pos []uint64
+	times := map[uint64]int{}
 	for _, p := range c.queryAt {
+		if times[p]++; times[p] == 2 {
+			log.Warn("--query-at: position given more than once; querying once", "position", p)
+		}
 		switch {
+		case times[p] > 1:
 		case p == 0:
 			log.Warn("--query-at: no query after 0 updates")
 		case p > total:
@@ -69,7 +76,10 @@ func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 		}
 	}
 	if len(c.queryAt) == 0 {
-		if uint64(c.queries) > total {
+		switch {
+		case c.queries > 1 && total == 0:
+			log.Warn("--queries: the stream has no updates; one query answers for its isolated vertices", "queries", c.queries)
+		case c.queries > 1 && uint64(c.queries) > total:
 			log.Warn("--queries exceeds the updates; querying after every update", "queries", c.queries, "updates", total)
 		}
 		for i := 1; i < c.queries; i++ {
@@ -81,22 +91,6 @@ func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 	pos = append(pos, total)
 	slices.Sort(pos)
 	return slices.Compact(pos)
-}
-
-// parseQueryAt parses "N1,N2,…" update counts.
-func parseQueryAt(s string) ([]uint64, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var out []uint64
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("--query-at: %q is not an update count", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 // readPointQueries reads "u v" lines (# comments allowed) with ids below
@@ -157,6 +151,9 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
 		}
 		run.queries = append(run.queries, rec)
+		if c.observeQuery != nil {
+			c.observeQuery(rec)
+		}
 		log.Info("query", "updates", res.AfterUpdates, "components", res.Components, "greedy", res.Greedy,
 			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
 		if len(positions) > 1 {

@@ -120,8 +120,10 @@ func TestQueryFlagErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--stream", path, "--queries", "0"},
 		{"--stream", path, "--query-at", "10,x"},
+		{"--stream", path, "--query-at", "10", "--query-at", "-3"},
 	} {
-		if r := runMain(t, args...); r.code != 2 {
+		if r := runMain(t, args...); r.code != 2 || !strings.Contains(r.stderr, "is not an update count") &&
+			!strings.Contains(r.stderr, "--queries=0") {
 			t.Errorf("%v: %v", args, r)
 		}
 	}

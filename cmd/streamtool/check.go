@@ -75,11 +75,26 @@ func progress(e *env, total uint64) func(uint64) {
 type validateResult struct {
 	Valid  bool   `json:"valid"`
 	Stream string `json:"stream"`
-	// On failure:
-	Error  string `json:"error,omitempty"`
+	replay.Result
+}
+
+// validateFailure is validate's verdict on an invalid stream: only what
+// was established, no counts of a replay that did not finish.
+type validateFailure struct {
+	Valid  bool   `json:"valid"`
+	Stream string `json:"stream"`
+	Error  string `json:"error"`
+	// Index and Offset locate the first bad update; nil for a header or
+	// size problem.
 	Index  *int64 `json:"index,omitempty"`
 	Offset *int64 `json:"offset,omitempty"`
-	replay.Result
+	// Header is the stream's header, when it was read.
+	Header *headerJSON `json:"header,omitempty"`
+}
+
+type headerJSON struct {
+	Vertices uint32 `json:"vertices"`
+	Updates  uint64 `json:"updates"`
 }
 
 var validateCommand = &command{
@@ -87,8 +102,10 @@ var validateCommand = &command{
 	about: `Checks that a binary stream is well formed: the file size matches the
 header, every type byte is 0 or 1, ids are in range, there are no
 self-loops, no insert of a present edge and no delete of an absent one.
-Prints a JSON verdict; on the first violation also the update index and
-byte offset (exit status 1). Memory: a bit per vertex pair (V²/16 bytes)
+Prints a JSON verdict: when valid, the vertices, updates, edges and
+components; on the first violation only what was established: the error,
+the update index and byte offset, and the header if it was read (exit
+status 1). A header of 0 updates is a valid stream of isolated vertices. Memory: a bit per vertex pair (V²/16 bytes)
 up to --max-bitmap-bytes, else a hash set of the edges.
 `,
 	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
@@ -99,27 +116,29 @@ up to --max-bitmap-bytes, else a hash set of the edges.
 			if err != nil {
 				return err
 			}
-			r := validateResult{Stream: path}
+			var res replay.Result
+			f := validateFailure{Stream: path}
 			src, closeSrc, err := openStream(path, "binary")
 			if err == nil {
 				defer closeSrc()
-				r.Result, _, err = replay.Run(src, replay.Config{Strict: true, Name: path,
-					MaxBitmapBytes: maxBitmap, Progress: progress(e, src.Header().Updates)})
+				h := src.Header()
+				f.Header = &headerJSON{Vertices: h.Vertices, Updates: h.Updates}
+				res, _, err = replay.Run(src, replay.Config{Strict: true, Name: path,
+					MaxBitmapBytes: maxBitmap, Progress: progress(e, h.Updates)})
 			}
 			if err == nil {
-				r.Valid = true
-				return e.printJSON(r)
+				return e.printJSON(validateResult{Valid: true, Stream: path, Result: res})
 			}
 			var fe *stream.FormatError
 			if !errors.As(err, &fe) {
 				return err // not a verdict on the stream: cannot read it
 			}
-			r.Error = err.Error()
+			f.Error = err.Error()
 			if fe.Index >= 0 {
-				r.Index, r.Offset = &fe.Index, &fe.Offset
+				f.Index, f.Offset = &fe.Index, &fe.Offset
 			}
 			fmt.Fprintf(e.stderr, "streamtool: invalid stream: %v\n", err)
-			if err := e.printJSON(r); err != nil {
+			if err := e.printJSON(f); err != nil {
 				return err
 			}
 			return errReported

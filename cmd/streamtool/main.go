@@ -52,7 +52,8 @@ Commands:
   validate       check that a binary stream is well formed
   cc             exact connected components of a stream's final graph
 
-Results are JSON on stdout; logs go to stderr. Exit status: 0 success,
+Results are JSON on stdout; logs go to stderr (--log-format text|json).
+'streamtool --version' prints the module version, commit and Go version. Exit status: 0 success,
 1 runtime or input error, 2 usage error. Run 'streamtool COMMAND --help'
 for a command's flags.
 `
@@ -89,6 +90,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	name := args[0]
 	switch name {
+	case "--version", "version":
+		return cli.PrintVersion(stdout, "streamtool")
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, topUsage)
 		return nil
@@ -111,7 +114,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SortFlags = false
 	runCommand := c.setup(fs)
 	var lvl slog.Level
+	var logFormat cli.LogFormat
+	var version bool
 	cli.LevelVar(fs, &lvl, slog.LevelInfo)
+	cli.LogFormatVar(fs, &logFormat)
+	cli.VersionVar(fs, &version)
 	fs.Usage = func() {
 		fmt.Fprintf(stdout, "Usage: %s\n\n%s\nFlags:\n", c.usage, c.about)
 		fs.SetOutput(stdout)
@@ -124,8 +131,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return cli.Usage(err)
 	}
-	e := &env{stdout: stdout, stderr: stderr,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl}))}
+	if version {
+		return cli.PrintVersion(stdout, "streamtool")
+	}
+	e := &env{stdout: stdout, stderr: stderr, log: cli.NewLogger(stderr, logFormat, lvl)}
 	return runCommand(ctx, e, fs)
 }
 

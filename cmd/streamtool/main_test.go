@@ -203,7 +203,10 @@ func TestConvert_BadInput(t *testing.T) {
 		{"gml", "graph [\n node [ id 1 ]\n edge [ source 1 target 2 ]\n]\n", "line 3"},
 		{"text", "3 1\n0 5\n", "line 2"},
 		{"snap", "# nothing\n", "no vertices"},
-		{"snap", "7 7\n", "no updates"}, // a vertex but no edge: no stream
+		{"snap", "7 7\n", "a stream needs at least 2 vertices"}, // one vertex: no stream
+		{"snap", "1 2\n-1 3\n", "line 2: id out of range (negative id -1: ids are unsigned 64-bit labels"},
+		{"mtx", "", "want a %%MatrixMarket banner or a size line"}, // no header at all
+		{"text", "", "no header"},
 	}
 	for _, tc := range tests {
 		dir := t.TempDir()
@@ -360,11 +363,7 @@ func TestExitStatus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "streamtool")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	dir := t.TempDir()
 	bad := writeFile(t, dir, "bad.txt", "1 2\nx y\n")
 	for _, tc := range []struct {
@@ -386,4 +385,16 @@ func TestExitStatus(t *testing.T) {
 			t.Errorf("%q: failure printed to stdout: %q", tc.args, stdout.String())
 		}
 	}
+}
+
+// buildBinary builds the command into a temporary directory and returns
+// its path.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "streamtool")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

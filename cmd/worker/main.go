@@ -3,6 +3,8 @@
 // Usage:
 //
 //	worker --join HOST:PORT [--listen ADDR] [--threads N] [--cluster-key-file F]
+//	       [--metrics-listen ADDR] [--log-format text|json]
+//	worker --version
 //
 // The worker listens for the main node's data-plane connection on
 // --listen (port 0 picks one), joins the main node's memberlist cluster
@@ -52,9 +54,14 @@ func exitCode(err error, stderr io.Writer) int {
 
 type config struct {
 	join, listen, name, keyFile        string
+	metricsListen                      string
 	logLevel                           slog.Level
+	logFormat                          cli.LogFormat
+	version                            bool
 	gossipPort, threads, maxFrameBytes int
-	joinTimeout                        time.Duration
+	joinTimeout, leaveTimeout          time.Duration
+	writeTimeout, shutdownTimeout      time.Duration
+	handshakeTimeout                   time.Duration
 	local                              bool
 }
 
@@ -70,9 +77,17 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): gossip encryption and data-plane authentication")
 	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
 	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
-	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long")
+	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long (a wrong cluster key fails at once)")
+	fs.DurationVar(&c.leaveTimeout, "leave-timeout", 500*time.Millisecond, "on SIGINT/SIGTERM, wait at most this long for the gossip to spread the leave")
+	fs.DurationVar(&c.handshakeTimeout, "handshake-timeout", 10*time.Second, "a main node must finish the handshake within this")
+	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "a main node that reads nothing for this long loses the connection")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", time.Second, "on SIGINT/SIGTERM, answer the batches already read within this, then leave; the main node sends the rest elsewhere")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks one, logged)")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
+	cli.LogFormatVar(fs, &c.logFormat)
+	cli.VersionVar(fs, &c.version)
+	cli.KernelVar(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "Usage: worker --join HOST:PORT [flags]\n\nComputes sketch deltas for a sketchcc main node.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -82,6 +97,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 			return c, err
 		}
 		return c, cli.Usage(err)
+	}
+	if c.version {
+		return c, cli.PrintVersion(stdout, "worker")
 	}
 	var errs []error
 	if fs.NArg() > 0 {
@@ -101,6 +119,15 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.gossipPort < 0 || c.gossipPort > 65535 {
 		errs = append(errs, fmt.Errorf("--gossip-port=%d, want [0, 65535]", c.gossipPort))
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--join-timeout", c.joinTimeout}, {"--leave-timeout", c.leaveTimeout}, {"--handshake-timeout", c.handshakeTimeout},
+		{"--write-timeout", c.writeTimeout}, {"--shutdown-timeout", c.shutdownTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%v, want > 0", d.name, d.v))
+		}
+	}
 	if c.maxFrameBytes < 1<<16 || int64(c.maxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("--max-frame-bytes=%d, want [64 KiB, 2 GiB]", c.maxFrameBytes))
 	}
@@ -115,7 +142,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.logLevel}))
+	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	var key []byte
 	if c.keyFile != "" {
@@ -133,10 +160,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	w, err := distributor.NewWorker(distributor.WorkerConfig{Name: c.name, Threads: c.threads, Key: key,
-		MaxFrameBytes: c.maxFrameBytes, Logger: log})
+		MaxFrameBytes: c.maxFrameBytes, HandshakeTimeout: c.handshakeTimeout, WriteTimeout: c.writeTimeout,
+		ShutdownTimeout: c.shutdownTimeout, Logger: log})
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	ms, err := startMetrics(c.metricsListen, w, c.threads, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if ms != nil {
+		defer ms.Close()
 	}
 	host, _, _ := net.SplitHostPort(c.listen)
 	m, err := distributor.NewMembership(distributor.MembershipConfig{
@@ -148,7 +184,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	defer m.Shutdown()
+	leaving := false // a leave outlived its time: the process exits without Shutdown
+	defer func() {
+		if !leaving {
+			m.Shutdown()
+		}
+	}()
 	log.Info("worker listening", "addr", addr, "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
 
 	serveCtx, stopServe := context.WithCancel(context.Background())
@@ -164,7 +205,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("%w (gave up after %v; is --cluster-key-file the same as the main node's?)", err, c.joinTimeout)
+		if errors.Is(err, distributor.ErrAuth) {
+			return err
+		}
+		return fmt.Errorf("%w (gave up after --join-timeout=%v)", err, c.joinTimeout)
 	}
 	log.Info("joined the cluster", "join", c.join)
 
@@ -177,8 +221,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		reason = "interrupted"
 	case <-w.Stopped():
 		reason = "the main node sent stop"
-	case <-mainLeft:
-		reason = "the main node left the cluster"
+	case reason = <-mainLeft:
 	case err := <-served:
 		served <- err // for the deferred wait
 		w.Close()
@@ -190,11 +233,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
 		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
 		"peak_rss_bytes", cli.PeakRSS())
-	t0 = time.Now()
-	if err := m.Leave(2 * time.Second); err != nil {
-		log.Warn("cannot leave the cluster", "err", err)
+	if ctx.Err() == nil {
+		// The main node is done or gone: nobody needs the news, and
+		// gossip with no one left to hear it would wait for the timeout.
+		return nil
 	}
-	log.Info("left the cluster", "duration", time.Since(t0))
+	t0 = time.Now()
+	// memberlist's Leave waits for its timeout only once it has its
+	// locks; on a loaded machine getting them took seconds. The exit must
+	// not wait: the process ends with the leave still spreading (Shutdown
+	// would race with it).
+	left := make(chan error, 1)
+	go func() { left <- m.Leave(c.leaveTimeout) }()
+	select {
+	case err := <-left:
+		if err != nil {
+			log.Info("the leave did not spread in time", "timeout", c.leaveTimeout, "err", err)
+		}
+		log.Info("left the cluster", "duration", time.Since(t0))
+	case <-time.After(c.leaveTimeout + 100*time.Millisecond):
+		leaving = true
+		log.Info("exiting with the leave still spreading", "duration", time.Since(t0))
+	}
 	return nil
 }
 
@@ -214,19 +274,26 @@ func advertised(a *net.TCPAddr, join string) (string, error) {
 	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
 }
 
-// watchMain returns a channel closed when a main node leaves the cluster.
-// Its goroutine reads membership events until then or until quit is
-// closed.
-func watchMain(m *distributor.Membership, quit <-chan struct{}) <-chan struct{} {
-	left := make(chan struct{})
+// watchMain returns a channel that receives why, when a main node leaves
+// the cluster or is declared dead. Its goroutine reads membership events
+// until then or until quit is closed.
+func watchMain(m *distributor.Membership, quit <-chan struct{}) <-chan string {
+	left := make(chan string, 1)
 	go func() {
 		for {
 			select {
 			case <-quit:
 				return
 			case ev := <-m.Events():
-				if ev.Kind == distributor.Left && ev.Meta.Role == distributor.RoleMain {
-					close(left)
+				if ev.Meta.Role != distributor.RoleMain {
+					continue
+				}
+				switch ev.Kind {
+				case distributor.Left:
+					left <- "the main node left the cluster"
+					return
+				case distributor.Failed:
+					left <- "the cluster declared the main node dead"
 					return
 				}
 			}

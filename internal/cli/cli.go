@@ -24,11 +24,11 @@ func (e UsageError) Unwrap() error { return e.Err }
 func Usage(err error) error { return UsageError{err} }
 
 // ExitCode reports err on stderr, prefixed with the command's name, and
-// returns the exit status: 0 for nil or --help, 2 for a UsageError (with a
+// returns the exit status: 0 for nil, --help or --version, 2 for a UsageError (with a
 // pointer to --help), 1 for anything else.
 func ExitCode(name string, err error, stderr io.Writer) int {
 	switch {
-	case err == nil || errors.Is(err, pflag.ErrHelp):
+	case err == nil || errors.Is(err, pflag.ErrHelp) || errors.Is(err, ErrVersionPrinted):
 		return 0
 	case errors.As(err, new(UsageError)):
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)

@@ -34,7 +34,7 @@ func edges(pairs ...uint32) []stream.Edge {
 }
 
 func TestParse_Success(t *testing.T) {
-	f := func(name, in string, format Format, vertices uint32, want []stream.Edge, original []int64, st Stats) {
+	f := func(name, in string, format Format, vertices uint32, want []stream.Edge, original []uint64, st Stats) {
 		t.Helper()
 		g, err := parseString(t, in, format)
 		if err != nil {
@@ -56,17 +56,15 @@ func TestParse_Success(t *testing.T) {
 	// Snap: ids ranked ascending; 7 appears only in a self-loop; the
 	// reverse and repeated edges are duplicates.
 	f("snap", "# comment\n% konect comment\n30 10\n10 30\n20\t10\t1234\n7 7\n\n30 10\n",
-		Snap, 4, edges(1, 2, 1, 3), []int64{7, 10, 20, 30},
+		Snap, 4, edges(1, 2, 1, 3), []uint64{7, 10, 20, 30},
 		Stats{Lines: 8, Entries: 5, SelfLoops: 1, Duplicates: 2})
 	f("snap csv header crlf", "fromNode,toNode\r\n1,2\r\n2,3\r\n",
-		Snap, 3, edges(0, 1, 1, 2), []int64{1, 2, 3}, Stats{Lines: 3, Entries: 2})
-	f("snap negative ids", "-5 3\n3 0\n",
-		Snap, 3, edges(0, 2, 1, 2), []int64{-5, 0, 3}, Stats{Lines: 2, Entries: 2})
+		Snap, 3, edges(0, 1, 1, 2), []uint64{1, 2, 3}, Stats{Lines: 3, Entries: 2, HeaderSkipped: 1})
 	f("snap no final newline", "1 2", Snap, 2, edges(0, 1), nil, Stats{Lines: 1, Entries: 1})
 	// MTX: declared 5 vertices keeps 2 isolated ones; values ignored.
 	f("mtx", "%%MatrixMarket matrix coordinate real symmetric\n% note\n5 5 3\n2 1 0.5\n3 2 1\n3 3 7\n",
-		MTX, 5, edges(0, 1, 1, 2), []int64{1, 2, 3, 4, 5}, Stats{Lines: 6, Entries: 3, SelfLoops: 1})
-	f("lg", "4,3,u,g,1\n1,2\n2,1\n3,3\n", LG, 4, edges(0, 1), []int64{1, 2, 3, 4},
+		MTX, 5, edges(0, 1, 1, 2), []uint64{1, 2, 3, 4, 5}, Stats{Lines: 6, Entries: 3, SelfLoops: 1})
+	f("lg", "4,3,u,g,1\n1,2\n2,1\n3,3\n", LG, 4, edges(0, 1), []uint64{1, 2, 3, 4},
 		Stats{Lines: 4, Entries: 3, SelfLoops: 1, Duplicates: 1})
 	f("gml", `Creator "x [y]"
 graph [ directed 0
@@ -81,8 +79,8 @@ multi-line label" ]
     source 5 target 5
   ]
 ]
-`, GML, 3, edges(0, 2), []int64{3, 5, 10}, Stats{Lines: 13, Entries: 3, SelfLoops: 1, Duplicates: 1})
-	f("text", "4 3\n0 1\n1 0\n2 1\n", Text, 4, edges(0, 1, 1, 2), []int64{0, 1, 2, 3},
+`, GML, 3, edges(0, 2), []uint64{3, 5, 10}, Stats{Lines: 13, Entries: 3, SelfLoops: 1, Duplicates: 1})
+	f("text", "4 3\n0 1\n1 0\n2 1\n", Text, 4, edges(0, 1, 1, 2), []uint64{0, 1, 2, 3},
 		Stats{Lines: 4, Entries: 3, Duplicates: 1})
 }
 
@@ -110,7 +108,13 @@ func TestParse_Failure(t *testing.T) {
 	f("snap bad line", "1 2\n3 x\n", Snap, ErrSyntax, 2)
 	f("snap one field", "1 2\n# c\n3\n", Snap, ErrSyntax, 3)
 	f("snap empty", "# only a comment\n", Snap, ErrNoVertices, 0)
-	f("mtx no banner", "3 3 1\n1 2\n", MTX, ErrSyntax, 1)
+	f("mtx no banner, array size line", "3 3\n1\n2\n", MTX, ErrSyntax, 1)
+	f("mtx no banner, words", "rows cols entries\n3 3 1\n1 2\n", MTX, ErrSyntax, 1)
+	f("mtx no banner, not square", "% c\n3 4 1\n2 1\n", MTX, ErrUnsupported, 2)
+	f("mtx no banner, out of range", "3 3 1\n4 1\n", MTX, ErrRange, 2)
+	f("mtx no header at all", "", MTX, ErrSyntax, 0)
+	f("mtx comments only", "%%MatrixMarket matrix coordinate pattern symmetric\n% c\n", MTX, ErrSyntax, 2)
+	f("text no header at all", "", Text, ErrSyntax, 0)
 	f("mtx array", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n", MTX, ErrUnsupported, 1)
 	f("mtx out of range", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n2 1\n4 1\n", MTX, ErrRange, 4)
 	f("mtx zero id", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 1\n0 1\n", MTX, ErrRange, 3)
@@ -239,7 +243,7 @@ func TestUnion(t *testing.T) {
 	requireNoError(t, err)
 	orig, es, err := Union([]*Graph{a, b})
 	requireNoError(t, err)
-	if want := []int64{5, 10, 20, 30, 40}; !slices.Equal(orig, want) {
+	if want := []uint64{5, 10, 20, 30, 40}; !slices.Equal(orig, want) {
 		t.Fatalf("union %v, want %v", orig, want)
 	}
 	if !slices.Equal(es[0], edges(1, 2, 2, 3)) || !slices.Equal(es[1], edges(0, 3, 3, 4)) {
@@ -275,8 +279,8 @@ func TestParseEvents(t *testing.T) {
 
 func TestWriteMap(t *testing.T) {
 	var buf bytes.Buffer
-	requireNoError(t, WriteMap(&buf, []int64{-3, 7}))
-	if buf.String() != "0 -3\n1 7\n" {
+	requireNoError(t, WriteMap(&buf, []uint64{18446744073709551615, 7}))
+	if buf.String() != "0 18446744073709551615\n1 7\n" {
 		t.Fatalf("got %q", buf.String())
 	}
 }

@@ -5,11 +5,15 @@ import (
 	"fmt"
 )
 
-// parseSnap reads "u v [more columns]" lines.
-func parseSnap(lr *lineReader) (*builder, error) {
+// parseSnap reads "u v [more columns]" lines. Before the first edge line, a
+// line that is not an edge and holds a word (a column header, a comment
+// that lost its '#') is skipped and counted; a line of numbers is never
+// skipped. After it, a line that does not parse is an error, or with
+// o.Lenient is skipped, counted and quoted.
+func parseSnap(lr *lineReader, o Options) (*builder, error) {
 	b := &builder{declared: -1}
 	var f [][]byte
-	first := true
+	edges := false // an edge line has been read
 	for {
 		line, ok := lr.next()
 		if !ok {
@@ -23,23 +27,49 @@ func parseSnap(lr *lineReader) (*builder, error) {
 		if len(f) == 0 {
 			continue // only separators, such as ","
 		}
-		if first {
-			first = false
-			if _, isNum := parseInt(f[0]); !isNum {
-				continue // a header such as "fromNode,toNode"
-			}
+		u, v, problem, sentinel := snapEdge(f)
+		if sentinel == nil {
+			edges = true
+			b.add(u, v)
+			continue
 		}
-		if len(f) < 2 {
-			return nil, lr.errorf(ErrSyntax, "want \"u v [more columns]\", got %q", line)
+		switch {
+		case !edges && hasWord(f):
+			b.skipHeader(lr.line)
+		case o.Lenient && edges:
+			b.skipBad(lr.line, line, problem)
+		default:
+			return nil, lr.errorf(sentinel, "%s, in %q", problem, quoteLine(line))
 		}
-		u, ok1 := parseInt(f[0])
-		v, ok2 := parseInt(f[1])
-		if !ok1 || !ok2 {
-			return nil, lr.errorf(ErrSyntax, "want integer ids \"u v\", got %q", line)
-		}
-		b.add(u, v)
 	}
 	return b, lr.failure()
+}
+
+// snapEdge parses the first two fields of a Snap or events line as ids. It
+// returns the sentinel and a detail when they are not two ids.
+func snapEdge(f [][]byte) (u, v uint64, problem string, sentinel error) {
+	if len(f) < 2 {
+		return 0, 0, "want \"u v [more columns]\"", ErrSyntax
+	}
+	u, ok1 := parseUint(f[0])
+	v, ok2 := parseUint(f[1])
+	switch {
+	case !ok1:
+		sentinel, problem = idProblem(f[0])
+	case !ok2:
+		sentinel, problem = idProblem(f[1])
+	}
+	return u, v, problem, sentinel
+}
+
+// hasWord reports whether a field of f is not a number.
+func hasWord(f [][]byte) bool {
+	for _, x := range f {
+		if !isNumber(x) {
+			return true
+		}
+	}
+	return false
 }
 
 // declared describes a format whose header line declares the vertex
@@ -48,7 +78,7 @@ func parseSnap(lr *lineReader) (*builder, error) {
 type declared struct {
 	// header parses the header's fields into the vertex count and the
 	// number of entries, or returns an error for lr's current line.
-	header func(lr *lineReader, f [][]byte, line []byte) (vertices, entries int64, err error)
+	header func(lr *lineReader, f [][]byte, line []byte) (vertices, entries uint64, err error)
 	// headerName names the header line in errors ("size line", "header").
 	headerName string
 	// entry shows an entry line in errors, for example "u,v".
@@ -64,7 +94,7 @@ type declared struct {
 // [base, base+vertices).
 func parseDeclared(lr *lineReader, b *builder, d declared) (*builder, error) {
 	var f [][]byte
-	var entries, read int64
+	var entries, read uint64
 	for {
 		line, ok := lr.next()
 		if !ok {
@@ -83,7 +113,7 @@ func parseDeclared(lr *lineReader, b *builder, d declared) (*builder, error) {
 			if n >= 1<<32 {
 				return nil, lr.errorf(ErrRange, "%d vertices do not fit 32-bit ids", n)
 			}
-			b.declared, entries = n, m
+			b.declared, entries = int64(n), m
 			continue
 		}
 		if read == entries {
@@ -92,18 +122,18 @@ func parseDeclared(lr *lineReader, b *builder, d declared) (*builder, error) {
 		if len(f) < 2 || (len(f) > 2 && !d.extraFields) {
 			return nil, lr.errorf(ErrSyntax, "want %q, got %q", d.entry, line)
 		}
-		u, ok1 := parseInt(f[0])
-		v, ok2 := parseInt(f[1])
+		u, ok1 := parseUint(f[0])
+		v, ok2 := parseUint(f[1])
 		if !ok1 || !ok2 {
-			return nil, lr.errorf(ErrSyntax, "want integer %q, got %q", d.entry, line)
+			return nil, lr.errorf(ErrSyntax, "want unsigned integers %q, got %q", d.entry, quoteLine(line))
 		}
-		u, v = u-b.base, v-b.base
-		if u < 0 || u >= b.declared || v < 0 || v >= b.declared {
+		n := uint64(b.declared)
+		if u < b.base || u-b.base >= n || v < b.base || v-b.base >= n {
 			return nil, lr.errorf(ErrRange, "entry (%d,%d), %d vertices (ids are %d-based)",
-				u+b.base, v+b.base, b.declared, b.base)
+				u, v, b.declared, b.base)
 		}
 		read++
-		b.add(u, v)
+		b.add(u-b.base, v-b.base)
 	}
 	if err := lr.failure(); err != nil {
 		return nil, err
@@ -118,7 +148,14 @@ func parseDeclared(lr *lineReader, b *builder, d declared) (*builder, error) {
 	return b, nil
 }
 
-// parseMTX reads a MatrixMarket coordinate file.
+// NoBannerNote is the Graph.Notes entry of a MatrixMarket file read
+// without its banner.
+const NoBannerNote = "no %%MatrixMarket banner: read as \"coordinate pattern symmetric\" (1-based \"i j\" entries after the size line \"n n entries\")"
+
+// parseMTX reads a MatrixMarket coordinate file. A file whose first line
+// is not a %%MatrixMarket banner is read as "coordinate pattern symmetric"
+// (some repositories publish them so); its first line that is not a
+// comment must then be a size line "n n entries".
 func parseMTX(lr *lineReader) (*builder, error) {
 	b := &builder{declared: -1, base: 1}
 	banner, ok := lr.next()
@@ -126,26 +163,33 @@ func parseMTX(lr *lineReader) (*builder, error) {
 		if err := lr.failure(); err != nil {
 			return nil, err
 		}
-		return nil, &ParseError{Name: lr.name, Err: ErrSyntax, Detail: "empty file, want a %%MatrixMarket banner"}
+		return nil, &ParseError{Name: lr.name, Err: ErrSyntax, Detail: "empty file, want a %%MatrixMarket banner or a size line"}
 	}
-	b.stats.Lines++
 	bf := bytes.Fields(bytes.ToLower(banner))
-	if len(bf) < 3 || string(bf[0]) != "%%matrixmarket" || string(bf[1]) != "matrix" {
-		return nil, lr.errorf(ErrSyntax, "want \"%%%%MatrixMarket matrix coordinate ...\", got %q", banner)
-	}
-	if string(bf[2]) != "coordinate" {
-		return nil, lr.errorf(ErrUnsupported, "MatrixMarket %q format; only coordinate is a graph", bf[2])
+	sizeWant := "size line \"rows cols entries\""
+	if len(bf) > 0 && string(bf[0]) == "%%matrixmarket" {
+		b.stats.Lines++
+		if len(bf) < 3 || string(bf[1]) != "matrix" {
+			return nil, lr.errorf(ErrSyntax, "want \"%%%%MatrixMarket matrix coordinate ...\", got %q", quoteLine(banner))
+		}
+		if string(bf[2]) != "coordinate" {
+			return nil, lr.errorf(ErrUnsupported, "MatrixMarket %q format; only coordinate is a graph", bf[2])
+		}
+	} else {
+		lr.back()
+		b.notes = append(b.notes, NoBannerNote)
+		sizeWant = "a %%MatrixMarket banner or a size line \"rows cols entries\""
 	}
 	return parseDeclared(lr, b, declared{headerName: "size line", entry: "i j [value]", extraFields: true,
-		header: func(lr *lineReader, f [][]byte, line []byte) (int64, int64, error) {
+		header: func(lr *lineReader, f [][]byte, line []byte) (uint64, uint64, error) {
 			if len(f) != 3 {
-				return 0, 0, lr.errorf(ErrSyntax, "want size line \"rows cols entries\", got %q", line)
+				return 0, 0, lr.errorf(ErrSyntax, "want %s, got %q", sizeWant, quoteLine(line))
 			}
-			rows, ok1 := parseInt(f[0])
-			cols, ok2 := parseInt(f[1])
-			n, ok3 := parseInt(f[2])
-			if !ok1 || !ok2 || !ok3 || rows < 0 || cols < 0 || n < 0 {
-				return 0, 0, lr.errorf(ErrSyntax, "want size line \"rows cols entries\", got %q", line)
+			rows, ok1 := parseUint(f[0])
+			cols, ok2 := parseUint(f[1])
+			n, ok3 := parseUint(f[2])
+			if !ok1 || !ok2 || !ok3 {
+				return 0, 0, lr.errorf(ErrSyntax, "want %s, got %q", sizeWant, quoteLine(line))
 			}
 			if rows != cols {
 				return 0, 0, lr.errorf(ErrUnsupported, "matrix is %d×%d; an adjacency matrix is square", rows, cols)
@@ -160,14 +204,14 @@ func parseMTX(lr *lineReader) (*builder, error) {
 func parseLG(lr *lineReader) (*builder, error) {
 	return parseDeclared(lr, &builder{declared: -1, base: 1}, declared{headerName: "header", entry: "u,v",
 		countNote: " (only one graph per file is read)",
-		header: func(lr *lineReader, f [][]byte, line []byte) (int64, int64, error) {
+		header: func(lr *lineReader, f [][]byte, line []byte) (uint64, uint64, error) {
 			if len(f) < 3 {
 				return 0, 0, lr.errorf(ErrSyntax, "want header \"nv,ne,kind,name\", got %q", line)
 			}
-			nv, ok1 := parseInt(f[0])
-			ne, ok2 := parseInt(f[1])
+			nv, ok1 := parseUint(f[0])
+			ne, ok2 := parseUint(f[1])
 			kind := string(f[2])
-			if !ok1 || !ok2 || nv < 0 || ne < 0 || (kind != "u" && kind != "d") {
+			if !ok1 || !ok2 || (kind != "u" && kind != "d") {
 				return 0, 0, lr.errorf(ErrSyntax, "want header \"nv,ne,kind,name\" with kind u or d, got %q", line)
 			}
 			return nv, ne, nil
@@ -178,14 +222,14 @@ func parseLG(lr *lineReader) (*builder, error) {
 // lines with 0-based ids.
 func parseText(lr *lineReader) (*builder, error) {
 	return parseDeclared(lr, &builder{declared: -1}, declared{headerName: "header", entry: "u v",
-		header: func(lr *lineReader, f [][]byte, line []byte) (int64, int64, error) {
-			n, ok1 := int64(0), false
-			m, ok2 := int64(0), false
+		header: func(lr *lineReader, f [][]byte, line []byte) (uint64, uint64, error) {
+			n, ok1 := uint64(0), false
+			m, ok2 := uint64(0), false
 			if len(f) == 2 {
-				n, ok1 = parseInt(f[0])
-				m, ok2 = parseInt(f[1])
+				n, ok1 = parseUint(f[0])
+				m, ok2 = parseUint(f[1])
 			}
-			if !ok1 || !ok2 || n < 0 || m < 0 {
+			if !ok1 || !ok2 {
 				return 0, 0, lr.errorf(ErrSyntax, "want header \"vertices edges\", got %q", line)
 			}
 			return n, m, nil

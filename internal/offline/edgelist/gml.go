@@ -172,20 +172,20 @@ func (p *gmlParser) pairs(depth int, onPair func(gmlPair) error, onList func(key
 func parseGML(lr *lineReader) (*builder, error) {
 	p := &gmlParser{x: &gmlLexer{lr: lr}}
 	b := &builder{declared: -1}
-	var ids []int64
-	var raw []int64 // source, target pairs in node ids
+	var ids []uint64
+	var raw []uint64 // source, target pairs in node ids
 	var rawLines []int64
 	found := false
 
-	intValue := func(pr gmlPair) (int64, error) {
-		n, ok := parseInt(pr.value.text)
+	intValue := func(pr gmlPair) (uint64, error) {
+		n, ok := parseUint(pr.value.text)
 		if pr.value.quoted || !ok {
-			return 0, p.errAt(pr.line, "%s: want an integer, got %q", pr.key, pr.value.text)
+			return 0, p.errAt(pr.line, "%s: want an unsigned integer, got %q", pr.key, pr.value.text)
 		}
 		return n, nil
 	}
-	block := func(kind string, depth int, keys ...string) ([]int64, int64, error) {
-		vals := make([]int64, len(keys))
+	block := func(kind string, depth int, keys ...string) ([]uint64, int64, error) {
+		vals := make([]uint64, len(keys))
 		seen := make([]bool, len(keys))
 		line := lr.line
 		err := p.pairs(depth, func(pr gmlPair) error {
@@ -274,7 +274,7 @@ func parseGML(lr *lineReader) (*builder, error) {
 			return nil, &ParseError{Name: lr.name, Line: rawLines[i/2], Err: ErrRange,
 				Detail: fmt.Sprintf("edge names node %d, which is not declared", bad)}
 		}
-		b.add(int64(s), int64(t))
+		b.add(uint64(s), uint64(t))
 	}
 	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -20,9 +21,10 @@ type Format int
 
 const (
 	// Snap is a whitespace- or comma-separated edge list with '#' or '%'
-	// comments and arbitrary integer ids.
+	// comments and arbitrary unsigned 64-bit ids.
 	Snap Format = iota
-	// MTX is a MatrixMarket coordinate file (1-based, declared size).
+	// MTX is a MatrixMarket coordinate file (1-based, declared size), with
+	// or without its banner.
 	MTX
 	// LG is the Graphs.jl LG text format (1-based, declared size).
 	LG
@@ -57,8 +59,9 @@ func ParseFormat(name string) (Format, error) {
 var (
 	// ErrSyntax is returned for a line or token that does not parse.
 	ErrSyntax = errors.New("edgelist: syntax error")
-	// ErrRange is returned for an id outside the declared vertex range, or
-	// a count or id too large for 32-bit vertex ids.
+	// ErrRange is returned for an id outside the declared vertex range, a
+	// negative id, an id above 2^64−1, or a vertex count that does not fit
+	// 32-bit vertex ids.
 	ErrRange = errors.New("edgelist: id out of range")
 	// ErrCount is returned when a file holds fewer or more entries than its
 	// header declares.
@@ -121,6 +124,52 @@ type Stats struct {
 	// Duplicates is the number of entries that repeat an edge already read
 	// (in either direction), dropped.
 	Duplicates int64 `json:"duplicates_dropped"`
+	// HeaderSkipped is the number of lines of the leading header block
+	// (before the first edge line) skipped because they hold words and are
+	// not edges; Skipped.HeaderLines lists where.
+	HeaderSkipped int64 `json:"header_lines_skipped"`
+	// BadSkipped is the number of lines after the first edge line skipped
+	// because they do not parse (Options.Lenient only); Skipped.BadLines
+	// quotes the first few.
+	BadSkipped int64 `json:"bad_lines_skipped"`
+}
+
+// Skipped says which lines a parser skipped, so that a summary can show
+// them.
+type Skipped struct {
+	// HeaderLines holds the 1-based numbers of the first MaxListed lines
+	// counted in Stats.HeaderSkipped.
+	HeaderLines []int64 `json:"header_lines_skipped_at,omitempty"`
+	// BadLines quotes the first MaxQuoted lines counted in
+	// Stats.BadSkipped.
+	BadLines []BadLine `json:"bad_lines_skipped_first,omitempty"`
+}
+
+// MaxListed is the number of skipped header line numbers Skipped keeps,
+// and MaxQuoted the number of bad lines it quotes.
+const (
+	MaxListed = 100
+	MaxQuoted = 5
+)
+
+// BadLine is one line skipped by lenient parsing.
+type BadLine struct {
+	// Line is the 1-based line number.
+	Line int64 `json:"line"`
+	// Text is the line, cut to 80 bytes.
+	Text string `json:"text"`
+	// Problem says why it does not parse.
+	Problem string `json:"problem"`
+}
+
+// Options changes how Parse reads its input. The zero value is the
+// default.
+type Options struct {
+	// Lenient skips, counts and quotes the lines after the first edge line
+	// that do not parse, instead of failing at the first. It applies to the
+	// Snap format and to events; the formats that declare their entry
+	// count (MTX, LG, Text) and GML stay strict.
+	Lenient bool
 }
 
 // Graph is a simple undirected graph over the dense vertex ids
@@ -133,12 +182,18 @@ type Graph struct {
 	// Original[v] is the id vertex v had in the input, in ascending order.
 	// It is nil when the input declared its vertex range (MTX, LG, Text):
 	// vertex v then had id Base+v. Use ID, which handles both.
-	Original []int64
+	Original []uint64
 	// Base is the input id of vertex 0 when Original is nil: 1 for MTX and
 	// LG, 0 for Text.
-	Base int64
+	Base uint64
 	// Stats counts the lines and dropped entries.
 	Stats Stats
+	// Skipped says which lines were skipped (Stats counts them).
+	Skipped Skipped
+	// Notes states what the parser assumed about the input, for example
+	// the reading of a MatrixMarket file without its banner; nil if
+	// nothing.
+	Notes []string
 }
 
 // Components returns the number of connected components of g, isolated
@@ -158,10 +213,17 @@ func Components(vertices uint32, edges []stream.Edge) int {
 	return d.Sets()
 }
 
-// Parse reads a graph in format f from r. name is used in errors. Gzip
-// input is decompressed first. It returns a *ParseError for bad input and
-// an error wrapping ErrNoVertices for an input with no vertex.
+// Parse reads a graph in format f from r with the default Options. name is
+// used in errors. Gzip input is decompressed first. It returns a
+// *ParseError for bad input and an error wrapping ErrNoVertices for an
+// input with no vertex. A graph may have no edges: a header that declares
+// vertices and no entries is a graph of isolated vertices.
 func Parse(r io.Reader, name string, f Format) (*Graph, error) {
+	return ParseWith(r, name, f, Options{})
+}
+
+// ParseWith is Parse with options.
+func ParseWith(r io.Reader, name string, f Format, o Options) (*Graph, error) {
 	dr, err := Decompressed(r)
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}
@@ -170,7 +232,7 @@ func Parse(r io.Reader, name string, f Format) (*Graph, error) {
 	var b *builder
 	switch f {
 	case Snap:
-		b, err = parseSnap(lr)
+		b, err = parseSnap(lr, o)
 	case MTX:
 		b, err = parseMTX(lr)
 	case LG:
@@ -210,19 +272,46 @@ type builder struct {
 	// the set of ids seen.
 	declared int64
 	// base is subtracted from a declared-format id to get the dense id.
-	base int64
+	base uint64
 	// original holds the declared ids (GML) when they are not base+v.
-	original []int64
+	original []uint64
 	// pairs holds endpoint pairs: dense ids when declared >= 0, original
 	// ids otherwise.
-	pairs []int64
+	pairs []uint64
 	// loops holds the ids seen only in self-loops, when declared < 0.
-	loops []int64
-	stats Stats
+	loops   []uint64
+	stats   Stats
+	skipped Skipped
+	notes   []string
+}
+
+// skipHeader counts line, a line of the leading header block, as skipped.
+func (b *builder) skipHeader(line int64) {
+	b.stats.HeaderSkipped++
+	if len(b.skipped.HeaderLines) < MaxListed {
+		b.skipped.HeaderLines = append(b.skipped.HeaderLines, line)
+	}
+}
+
+// skipBad counts a line that does not parse as skipped (lenient parsing)
+// and quotes the first few.
+func (b *builder) skipBad(line int64, text []byte, problem string) {
+	b.stats.BadSkipped++
+	if len(b.skipped.BadLines) < MaxQuoted {
+		b.skipped.BadLines = append(b.skipped.BadLines, BadLine{Line: line, Text: quoteLine(text), Problem: problem})
+	}
+}
+
+// quoteLine returns line cut to 80 bytes, enough to recognise it.
+func quoteLine(line []byte) string {
+	if len(line) > 80 {
+		return string(line[:80]) + "..."
+	}
+	return string(line)
 }
 
 // add records one entry with endpoints u and v.
-func (b *builder) add(u, v int64) {
+func (b *builder) add(u, v uint64) {
 	b.stats.Entries++
 	if u == v {
 		b.stats.SelfLoops++
@@ -236,7 +325,7 @@ func (b *builder) add(u, v int64) {
 
 // finish relabels, deduplicates and sorts.
 func (b *builder) finish(name string) (*Graph, error) {
-	g := &Graph{Stats: b.stats}
+	g := &Graph{Stats: b.stats, Skipped: b.skipped, Notes: b.notes}
 	n := int64(0)
 	switch {
 	case b.original != nil:
@@ -247,7 +336,7 @@ func (b *builder) finish(name string) (*Graph, error) {
 		// billions of vertices.
 		g.Base, n = b.base, b.declared
 	default:
-		ids := make([]int64, 0, len(b.pairs)+len(b.loops))
+		ids := make([]uint64, 0, len(b.pairs)+len(b.loops))
 		ids = append(ids, b.pairs...)
 		ids = append(ids, b.loops...)
 		slices.Sort(ids)
@@ -257,7 +346,7 @@ func (b *builder) finish(name string) (*Graph, error) {
 		// Relabel in place through a rank lookup.
 		for i, id := range b.pairs {
 			r, _ := slices.BinarySearch(ids, id)
-			b.pairs[i] = int64(r)
+			b.pairs[i] = uint64(r)
 		}
 	}
 	if n == 0 {
@@ -275,10 +364,10 @@ func (b *builder) finish(name string) (*Graph, error) {
 
 // simpleEdges returns the distinct undirected edges of the dense endpoint
 // pairs, Src < Dst, sorted, and the number of repeats dropped.
-func simpleEdges(pairs []int64) ([]stream.Edge, int64) {
+func simpleEdges(pairs []uint64) ([]stream.Edge, int64) {
 	keys := make([]uint64, len(pairs)/2)
 	for i := range keys {
-		u, v := uint64(pairs[2*i]), uint64(pairs[2*i+1])
+		u, v := pairs[2*i], pairs[2*i+1]
 		keys[i] = min(u, v)<<32 | max(u, v)
 	}
 	slices.Sort(keys)
@@ -291,22 +380,22 @@ func simpleEdges(pairs []int64) ([]stream.Edge, int64) {
 }
 
 // ID returns the id vertex v had in the input. v must be < Vertices.
-func (g *Graph) ID(v uint32) int64 {
+func (g *Graph) ID(v uint32) uint64 {
 	if g.Original != nil {
 		return g.Original[v]
 	}
-	return g.Base + int64(v)
+	return g.Base + uint64(v)
 }
 
 // IDs returns the input ids of all vertices in ascending order: Original,
 // or a new slice for a declared range.
-func (g *Graph) IDs() []int64 {
+func (g *Graph) IDs() []uint64 {
 	if g.Original != nil {
 		return g.Original
 	}
-	ids := make([]int64, g.Vertices)
+	ids := make([]uint64, g.Vertices)
 	for v := range ids {
-		ids[v] = g.Base + int64(v)
+		ids[v] = g.Base + uint64(v)
 	}
 	return ids
 }
@@ -322,7 +411,7 @@ func (g *Graph) WriteMap(w io.Writer) error {
 // relabelled to ranks in that union. Relabelling is monotone, so every
 // returned edge list keeps Src < Dst and its sorted order. It returns an
 // error wrapping ErrRange if the union has 2^32 ids or more.
-func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error) {
+func Union(graphs []*Graph) (original []uint64, edges [][]stream.Edge, err error) {
 	for _, g := range graphs {
 		original = append(original, g.IDs()...)
 	}
@@ -352,17 +441,17 @@ func Union(graphs []*Graph) (original []int64, edges [][]stream.Edge, err error)
 
 // WriteMap writes one "new original" line per vertex: the dense id and the
 // id it had in the input.
-func WriteMap(w io.Writer, original []int64) error {
-	return writeMap(w, uint32(len(original)), func(v uint32) int64 { return original[v] })
+func WriteMap(w io.Writer, original []uint64) error {
+	return writeMap(w, uint32(len(original)), func(v uint32) uint64 { return original[v] })
 }
 
-func writeMap(w io.Writer, vertices uint32, id func(uint32) int64) error {
+func writeMap(w io.Writer, vertices uint32, id func(uint32) uint64) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var line []byte
 	for v := range vertices {
-		line = strconv.AppendInt(line[:0], int64(v), 10)
+		line = strconv.AppendUint(line[:0], uint64(v), 10)
 		line = append(line, ' ')
-		line = strconv.AppendInt(line, id(v), 10)
+		line = strconv.AppendUint(line, id(v), 10)
 		line = append(line, '\n')
 		bw.Write(line)
 	}
@@ -372,57 +461,121 @@ func writeMap(w io.Writer, vertices uint32, id func(uint32) int64) error {
 	return nil
 }
 
-// maxLineBytes bounds one input line so that a file with no newlines
+// maxLineBytes bounds one input line so that a file with no line ends
 // cannot make a parser buffer it whole.
 const maxLineBytes = 1 << 20
 
-// lineReader yields lines without their line ends (LF or CRLF) and counts
-// them.
+// lineReader yields lines without their line ends and counts them. A line
+// ends at LF, CRLF or a lone CR (the old Mac OS convention): CR is never
+// part of a line.
 type lineReader struct {
-	br   *bufio.Reader
+	r    io.Reader
 	name string
-	line int64
-	buf  []byte
-	err  error
+	line int64 // number of the last line returned, 1-based
+	err  error // sticky: io.EOF or a *ParseError
+
+	buf      []byte
+	pos, end int  // unread bytes are buf[pos:end]
+	eof      bool // r has returned io.EOF
+	noLF     bool // buf[pos:end] holds no LF (only lone CRs end lines there)
+	cr       bool // the last line ended with CR: skip one LF that follows
+
+	// The state before the last next, for back.
+	prevPos int
+	prevCR  bool
+	canBack bool
 }
 
 func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10), name: name}
+	return &lineReader{r: r, name: name, buf: make([]byte, 64<<10)}
 }
 
 // next returns the next line, valid until the following call. It returns
-// ok = false at the end of input or on error; see errAt.
+// ok = false at the end of input or on error; see failure.
 func (l *lineReader) next() (line []byte, ok bool) {
+	l.canBack = false
 	if l.err != nil {
 		return nil, false
 	}
-	b, err := l.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		l.buf = append(l.buf[:0], b...)
-		for err == bufio.ErrBufferFull {
-			if len(l.buf) > maxLineBytes {
-				l.line++
-				l.err = &ParseError{Name: l.name, Line: l.line, Err: ErrSyntax,
-					Detail: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
-				return nil, false
+	for {
+		if l.cr && (l.pos < l.end || l.eof) {
+			if l.pos < l.end && l.buf[l.pos] == '\n' {
+				l.pos++
 			}
-			b, err = l.br.ReadSlice('\n')
-			l.buf = append(l.buf, b...)
+			l.cr = false
 		}
-		b = l.buf
+		if !l.cr {
+			start := l.pos
+			if i := stream.IndexLineEnd(l.buf[l.pos:l.end], &l.noLF); i >= 0 {
+				l.prevPos, l.prevCR, l.canBack = start, false, true
+				line = l.buf[start : start+i]
+				l.cr = l.buf[start+i] == '\r'
+				l.pos = start + i + 1
+				l.line++
+				return line, true
+			}
+			if l.eof {
+				if l.pos == l.end {
+					l.err = io.EOF
+					return nil, false
+				}
+				l.prevPos, l.prevCR, l.canBack = start, false, true
+				line = l.buf[l.pos:l.end] // a last line with no line end
+				l.pos = l.end
+				l.line++
+				return line, true
+			}
+		}
+		if err := l.fill(); err != nil {
+			l.err = err
+			return nil, false
+		}
 	}
-	if err != nil && err != io.EOF {
-		l.err = &ParseError{Name: l.name, Line: l.line + 1, Err: err}
-		return nil, false
+}
+
+// fill reads more input into buf, moving the unread bytes to its start and
+// growing it up to maxLineBytes for a long line.
+func (l *lineReader) fill() error {
+	if l.pos > 0 {
+		l.end = copy(l.buf, l.buf[l.pos:l.end])
+		l.pos = 0
 	}
-	if len(b) == 0 && err == io.EOF {
-		l.err = io.EOF
-		return nil, false
+	if l.end == len(l.buf) {
+		if l.end > maxLineBytes {
+			return &ParseError{Name: l.name, Line: l.line + 1, Err: ErrSyntax,
+				Detail: fmt.Sprintf("line longer than %d bytes", maxLineBytes)}
+		}
+		l.buf = append(l.buf, make([]byte, min(len(l.buf), maxLineBytes+1-len(l.buf)))...)
 	}
-	l.line++
-	b = bytes.TrimSuffix(b, []byte{'\n'})
-	b = bytes.TrimSuffix(b, []byte{'\r'})
-	return b, true
+	for empty := 0; ; {
+		n, err := l.r.Read(l.buf[l.end:])
+		l.end += n
+		if n > 0 {
+			l.noLF = false
+		}
+		switch {
+		case err == io.EOF:
+			l.eof = true
+			return nil
+		case err != nil:
+			return &ParseError{Name: l.name, Line: l.line + 1, Err: err}
+		case n > 0:
+			return nil
+		}
+		if empty++; empty == 100 {
+			return &ParseError{Name: l.name, Line: l.line + 1, Err: io.ErrNoProgress}
+		}
+	}
+}
+
+// back makes the next call of next return the line the last call
+// returned, again. It may be called once after each successful next.
+func (l *lineReader) back() {
+	if !l.canBack {
+		panic("edgelist: lineReader.back without a line to return")
+	}
+	l.pos, l.cr, l.canBack = l.prevPos, l.prevCR, false
+	l.line--
 }
 
 // failure returns the error that stopped next, or nil at a clean end.
@@ -461,43 +614,67 @@ func splitFields(line []byte, dst [][]byte) [][]byte {
 	return dst
 }
 
-// parseInt parses a signed decimal integer without allocating.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 {
+// parseUint parses an unsigned decimal integer (digits only, no sign)
+// without allocating. ok is false for anything else, including a value
+// above 2^64−1.
+func parseUint(b []byte) (n uint64, ok bool) {
+	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	neg := false
-	switch b[0] {
-	case '-':
-		neg = true
-		b = b[1:]
-	case '+':
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 18 {
-		if len(b) > 18 {
-			n, err := strconv.ParseInt(string(b), 10, 64)
-			if err != nil {
-				return 0, false
-			}
-			if neg {
-				n = -n
-			}
-			return n, true
-		}
-		return 0, false
-	}
-	var n int64
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		n = n*10 + int64(c-'0')
-	}
-	if neg {
-		n = -n
+		d := uint64(c - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
 	}
 	return n, true
+}
+
+// idProblem says why b is not a vertex id of a free-id format (Snap,
+// events), which is any unsigned 64-bit decimal (parseUint): it returns
+// ErrRange for a negative number or one above 2^64−1, ErrSyntax for
+// anything else, and a detail for the error.
+func idProblem(b []byte) (sentinel error, detail string) {
+	switch {
+	case len(b) > 1 && b[0] == '-' && isNumber(b):
+		return ErrRange, fmt.Sprintf("negative id %s: ids are unsigned 64-bit labels", b)
+	case len(b) > 0 && allDigits(b):
+		return ErrRange, fmt.Sprintf("id %s is above 2^64-1", b)
+	}
+	return ErrSyntax, fmt.Sprintf("id %q is not an unsigned integer", b)
+}
+
+// isNumber reports whether b is a decimal number: an optional sign, digits
+// with at most one '.', and an optional exponent ("e-3").
+func isNumber(b []byte) bool {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	mant, exp, _ := bytes.Cut(bytes.ToLower(b), []byte("e"))
+	intPart, frac, _ := bytes.Cut(mant, []byte("."))
+	if len(intPart)+len(frac) == 0 || !allDigits(intPart) || !allDigits(frac) {
+		return false
+	}
+	if len(b) > len(mant) { // there is an exponent
+		if len(exp) > 0 && (exp[0] == '-' || exp[0] == '+') {
+			exp = exp[1:]
+		}
+		return len(exp) > 0 && allDigits(exp)
+	}
+	return true
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isComment reports whether a line is blank or a '#' or '%' comment.

@@ -2,7 +2,6 @@ package streamgen
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -12,17 +11,11 @@ import (
 	"sketchcc/stream"
 )
 
-// ErrNoUpdates is returned when the stream to write would have no update:
-// the binary format cannot express an empty stream.
-var ErrNoUpdates = errors.New("streamgen: the stream would have no updates")
-
 // WriteInserts writes a binary stream over [0, vertices) that inserts each
 // of edges once, in the given order. Edges must be distinct, with
-// Src != Dst, both < vertices. It returns ErrNoUpdates for no edges.
+// Src != Dst, both < vertices. No edges is a stream of 0 updates: vertices
+// isolated vertices.
 func WriteInserts(w io.Writer, vertices uint32, edges []stream.Edge) error {
-	if len(edges) == 0 {
-		return ErrNoUpdates
-	}
 	sw, err := stream.NewWriter(w, stream.Header{Vertices: vertices, Updates: uint64(len(edges))})
 	if err != nil {
 		return err
@@ -57,8 +50,8 @@ type Snapshot struct {
 // updates of step i the graph is exactly snapshots[i]. Within a step,
 // deletions come first, each group in ascending edge order. Each snapshot
 // must hold distinct edges with Src < Dst, sorted by (Src, Dst), as
-// edgelist.Union returns them. It returns one Snapshot per snapshot, or
-// ErrNoUpdates if the stream would be empty.
+// edgelist.Union returns them. It returns one Snapshot per snapshot;
+// snapshots without edges give a stream of 0 updates.
 func Snapshots(w io.Writer, vertices uint32, snapshots [][]stream.Edge) ([]Snapshot, error) {
 	cmpEdge := func(a, b stream.Edge) int {
 		return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
@@ -98,9 +91,6 @@ func Snapshots(w io.Writer, vertices uint32, snapshots [][]stream.Edge) ([]Snaps
 		out[k].Edges = len(s)
 		out[k].Components = edgelist.Components(vertices, s)
 		prev = s
-	}
-	if total == 0 {
-		return out, ErrNoUpdates
 	}
 	sw, err := stream.NewWriter(w, stream.Header{Vertices: vertices, Updates: total})
 	if err != nil {
@@ -167,8 +157,8 @@ type TemporalSummary struct {
 // again at its next event. Events are taken in time order (stably sorted,
 // so ties keep file order); a deletion is placed just before the first
 // event that comes more than Window after the edge's last event. Edges whose
-// last event is within Window of the last event stay. It returns
-// ErrNoUpdates if there is no event.
+// last event is within Window of the last event stay. Events that are all
+// self-loops give a stream of 0 updates.
 func Temporal(w io.Writer, ev *edgelist.Events, cfg TemporalConfig) (TemporalSummary, error) {
 	if !(cfg.Window >= 0) {
 		return TemporalSummary{}, fmt.Errorf("streamgen: window %v, want >= 0", cfg.Window)
@@ -263,9 +253,6 @@ func Temporal(w io.Writer, ev *edgelist.Events, cfg TemporalConfig) (TemporalSum
 		}
 	}
 	s.Components = d.Sets()
-	if len(updates) == 0 {
-		return s, ErrNoUpdates
-	}
 	sw, err := stream.NewWriter(w, stream.Header{Vertices: ev.Vertices, Updates: s.Updates})
 	if err != nil {
 		return s, err

@@ -1,0 +1,61 @@
+package main
+
+// --metrics-listen: the worker's Prometheus metrics, read at scrape time
+// from distributor.Worker.Stats (package internal/metrics serves them on a
+// registry of their own).
+
+import (
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"sketchcc/distributor"
+	"sketchcc/internal/metrics"
+)
+
+// startMetrics serves w's metrics on addr; it returns nil without an
+// address. The caller closes the server.
+func startMetrics(addr string, w *distributor.Worker, threads int, log *slog.Logger) (*metrics.Server, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	reg := metrics.NewRegistry()
+	reg.MustRegister(workerCollector{w},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_worker_threads",
+			Help: "Goroutines computing deltas (--threads)."}, func() float64 { return float64(threads) }))
+	srv, err := metrics.Serve(addr, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("metrics listening", "addr", srv.Addr())
+	return srv, nil
+}
+
+type workerCollector struct{ w *distributor.Worker }
+
+var (
+	descConnections = prometheus.NewDesc("sketchcc_worker_connections_total", "Main-node connections accepted.", nil, nil)
+	descRefused     = prometheus.NewDesc("sketchcc_worker_refused_total", "Connections dropped before or during the handshake.", nil, nil)
+	descBatches     = prometheus.NewDesc("sketchcc_batches_sketched_total", "Batches received and turned into deltas.", nil, nil)
+	descIDs         = prometheus.NewDesc("sketchcc_neighbor_ids_sketched_total", "Neighbour ids in those batches: two per stream update, less the equal pairs that cancel within a batch and are not sent.", nil, nil)
+	descWire        = prometheus.NewDesc("sketchcc_wire_bytes_total", "Data-plane bytes by direction from this worker.", []string{"direction"}, nil)
+)
+
+func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descConnections, descRefused, descBatches, descIDs, descWire} {
+		ch <- d
+	}
+}
+
+func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.w.Stats()
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(descConnections, st.Connections)
+	counter(descRefused, st.Refused)
+	counter(descBatches, st.Batches)
+	counter(descIDs, st.Updates)
+	counter(descWire, st.BytesSent, "sent")
+	counter(descWire, st.BytesReceived, "received")
+}

@@ -1,0 +1,401 @@
+package distributor
+
+// The payloads of batches and deltas frames (doc.go draws them): a batch
+// goes out as the sorted set of neighbour ids that occur an odd number of
+// times in it, as gaps or as a bitmap, whichever is shorter; a delta comes
+// back as its non-zero buckets behind one row bitmap per column.
+//
+// Sending the odd-count set is exact: a sketch is linear over GF(2), so an
+// edge index XORed in twice leaves every bucket as it was, and the delta of
+// the set equals the delta of the batch bucket for bucket
+// (TestBatchParityDeltaEqual).
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+	"unsafe"
+
+	"sketchcc/sketch"
+)
+
+// The first byte of an encoded batch says its form.
+const (
+	// idsGaps: uvarint of the first id, then for each next id the uvarint
+	// of its distance to the previous one, minus 1.
+	idsGaps byte = 0
+	// idsBitmap: uvarint of a byte index b, then bytes in which bit j
+	// (least significant first) of byte i marks id 8·(b+i) + j.
+	idsBitmap byte = 1
+)
+
+// maxBatchBytes bounds the encoding of a batch of n ids, in bytes: the
+// form byte and n uvarints of at most 5 bytes. The bitmap form is only
+// sent when it is shorter than the gaps.
+func maxBatchBytes(n int) int { return 1 + 5*n }
+
+// bitmapMaxVertices bounds the graphs on which batchEncoder cancels pairs
+// in a bitmap of one bit per vertex (at most 512 KiB); above it, it sorts.
+const bitmapMaxVertices = 1 << 22
+
+// batchEncoder encodes batches for one graph. Not safe for concurrent use:
+// each distributor's writer goroutine owns one.
+type batchEncoder struct {
+	vertices uint32
+	// bits has one bit per vertex, all zero between calls; nil until
+	// first needed.
+	bits []uint64
+	// ids holds the sorted odd-count set of the batch being encoded.
+	ids []uint32
+}
+
+func newBatchEncoder(vertices uint32) *batchEncoder {
+	return &batchEncoder{vertices: vertices}
+}
+
+// append appends to dst the encoding of the neighbour ids that occur an
+// odd number of times in neighbors (each below the encoder's vertex
+// count), and returns the extended slice and how many ids it holds.
+func (e *batchEncoder) append(dst []byte, neighbors []uint32) ([]byte, int) {
+	// Toggling bits costs one word per id, then a scan of the words
+	// between the smallest and the largest id; sorting costs about
+	// log2(n) comparisons per id. Take the bitmap when its words are
+	// few next to the batch.
+	if e.vertices <= bitmapMaxVertices && int(e.vertices/64) <= 16*len(neighbors) {
+		return e.appendFromBits(dst, neighbors)
+	}
+	e.ids = append(e.ids[:0], neighbors...)
+	slices.Sort(e.ids)
+	e.ids = oddCount(e.ids)
+	return appendSorted(dst, e.ids), len(e.ids)
+}
+
+// oddCount keeps, from sorted ids, one copy of each id that occurs an odd
+// number of times, in place.
+func oddCount(ids []uint32) []uint32 {
+	out := ids[:0]
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		if (j-i)%2 == 1 {
+			out = append(out, ids[i])
+		}
+		i = j
+	}
+	return out
+}
+
+func (e *batchEncoder) appendFromBits(dst []byte, neighbors []uint32) ([]byte, int) {
+	if e.bits == nil {
+		e.bits = make([]uint64, (uint64(e.vertices)+63)/64)
+	}
+	lo, hi := neighbors[0], neighbors[0]
+	b := e.bits
+	for _, u := range neighbors {
+		b[u/64] ^= 1 << (u % 64)
+		lo = min(lo, u)
+		hi = max(hi, u)
+	}
+	words := b[lo/64 : hi/64+1]
+	defer clear(words)
+	k := 0
+	for _, w := range words {
+		k += bits.OnesCount64(w)
+	}
+	if k == 0 {
+		return append(dst, idsGaps), 0
+	}
+	// Trim the zero bytes at both ends: pairs may have cancelled there.
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 8*len(words))
+	first, last := 0, len(raw)-1
+	for raw[first] == 0 {
+		first++
+	}
+	for raw[last] == 0 {
+		last--
+	}
+	base := uint64(lo/64)*8 + uint64(first)
+	bitmap := raw[first : last+1]
+	size := bitmapBytes(base, len(bitmap))
+	// Each gap takes at least one byte: a bitmap no longer than the ids
+	// are many is the shorter form, without encoding the gaps to see.
+	if size <= 1+k {
+		return appendBitmap(dst, base, bitmap), k
+	}
+	start := len(dst)
+	dst = append(dst, idsGaps)
+	next := uint32(0) // the smallest value the next id may take
+	for i, w := range words {
+		for w != 0 {
+			u := (lo/64+uint32(i))*64 + uint32(bits.TrailingZeros64(w))
+			w &= w - 1
+			if d := u - next; d < 0x80 {
+				dst = append(dst, byte(d))
+			} else {
+				dst = binary.AppendUvarint(dst, uint64(d))
+			}
+			next = u + 1
+		}
+	}
+	if size <= len(dst)-start {
+		return appendBitmap(dst[:start], base, bitmap), k
+	}
+	return dst, k
+}
+
+// appendBitmap appends the bitmap form: bitmap holds the bits of ids
+// 8·base onward.
+func appendBitmap(dst []byte, base uint64, bitmap []byte) []byte {
+	dst = append(dst, idsBitmap)
+	dst = binary.AppendUvarint(dst, base)
+	return append(dst, bitmap...)
+}
+
+// bitmapBytes is the size of the bitmap form from byte index base over n
+// bytes.
+func bitmapBytes(base uint64, n int) int {
+	return 1 + uvarintBytes(base) + n
+}
+
+func uvarintBytes(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+// appendSorted appends the shorter encoding of ids, which are strictly
+// increasing: the bitmap when it is no longer than the gaps.
+func appendSorted(dst []byte, ids []uint32) []byte {
+	start := len(dst)
+	dst = append(dst, idsGaps)
+	next := uint32(0) // the smallest value the next id may take
+	for _, u := range ids {
+		if d := u - next; d < 0x80 {
+			dst = append(dst, byte(d))
+		} else {
+			dst = binary.AppendUvarint(dst, uint64(d))
+		}
+		next = u + 1
+	}
+	if len(ids) == 0 {
+		return dst
+	}
+	base := uint64(ids[0] / 8)
+	n := int(ids[len(ids)-1]/8) - int(base) + 1
+	if bitmapBytes(base, n) > len(dst)-start {
+		return dst
+	}
+	dst = appendBitmap(dst[:start], base, make([]byte, n))
+	off := len(dst) - n - int(base)
+	for _, u := range ids {
+		dst[off+int(u/8)] |= 1 << (u % 8)
+	}
+	return dst
+}
+
+// decodeBatch appends to dst the n neighbour ids of vertex v encoded in b
+// (one whole encoded batch) and returns the extended slice. The ids must
+// be below vertices, differ from v and be strictly increasing, and b must
+// hold exactly n of them; otherwise it returns an error wrapping ErrFrame.
+// It appends at most n ids, so a caller that reserved n allocates nothing.
+func decodeBatch(dst []uint32, b []byte, n int, v, vertices uint32) ([]uint32, error) {
+	if len(b) == 0 {
+		return dst, fmt.Errorf("%w: empty batch encoding", ErrFrame)
+	}
+	start := len(dst)
+	switch b[0] {
+	case idsGaps:
+		pos, next := 1, uint64(0)
+		for range n {
+			var d uint64
+			if pos < len(b) && b[pos] < 0x80 {
+				d = uint64(b[pos])
+				pos++
+			} else {
+				x, k := binary.Uvarint(b[pos:])
+				if k <= 0 {
+					return dst, fmt.Errorf("%w: batch id %d of %d: bad uvarint at byte %d", ErrFrame, len(dst)-start, n, pos)
+				}
+				d, pos = x, pos+k
+			}
+			u := next + d
+			if d >= uint64(vertices) || u >= uint64(vertices) || u == uint64(v) {
+				return dst, fmt.Errorf("%w: batch for vertex %d holds neighbour %d (%d vertices)", ErrFrame, v, next+d, vertices)
+			}
+			dst = append(dst, uint32(u))
+			next = u + 1
+		}
+		if pos != len(b) {
+			return dst, fmt.Errorf("%w: %d bytes after the %d ids of a batch", ErrFrame, len(b)-pos, n)
+		}
+		return dst, nil
+	case idsBitmap:
+		return decodeBitmap(dst, b[1:], n, v, vertices)
+	}
+	return dst, fmt.Errorf("%w: batch encoding of form %d", ErrFrame, b[0])
+}
+
+// decodeBitmap is decodeBatch for the bitmap form; b follows the form
+// byte. It checks the whole bitmap first, then writes the ids without a
+// check per id.
+func decodeBitmap(dst []uint32, b []byte, n int, v, vertices uint32) ([]uint32, error) {
+	base, k := binary.Uvarint(b)
+	if k <= 0 || base >= (uint64(vertices)+7)/8 {
+		return dst, fmt.Errorf("%w: batch bitmap from byte %d (%d vertices)", ErrFrame, base, vertices)
+	}
+	bm := b[k:]
+	count := 0
+	i := 0
+	for ; i+8 <= len(bm); i += 8 {
+		count += bits.OnesCount64(binary.LittleEndian.Uint64(bm[i:]))
+	}
+	for _, c := range bm[i:] {
+		count += bits.OnesCount8(c)
+	}
+	if count != n {
+		return dst, fmt.Errorf("%w: batch bitmap holds %d ids, header says %d", ErrFrame, count, n)
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	last := len(bm) - 1
+	for bm[last] == 0 {
+		last--
+	}
+	if top := (base+uint64(last))*8 + 7 - uint64(bits.LeadingZeros8(bm[last])); top >= uint64(vertices) {
+		return dst, fmt.Errorf("%w: batch bitmap for vertex %d holds neighbour %d (%d vertices)", ErrFrame, v, top, vertices)
+	}
+	if at := uint64(v)/8 - base; uint64(v) >= 8*base && at < uint64(len(bm)) && bm[at]>>(v%8)&1 == 1 {
+		return dst, fmt.Errorf("%w: batch bitmap for vertex %d holds neighbour %d", ErrFrame, v, v)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	j := 0
+	first := uint32(base * 8) // below vertices, checked above
+	i = 0
+	for ; i+8 <= len(bm); i += 8 {
+		w := binary.LittleEndian.Uint64(bm[i:])
+		for w != 0 {
+			out[j] = first + uint32(8*i+bits.TrailingZeros64(w))
+			j++
+			w &= w - 1
+		}
+	}
+	for ; i < len(bm); i++ {
+		for c := bm[i]; c != 0; c &= c - 1 {
+			out[j] = first + uint32(8*i+bits.TrailingZeros8(c))
+			j++
+		}
+	}
+	return dst, nil
+}
+
+// deltaCodec encodes and decodes deltas for one sketch geometry:
+//
+//	uvarint vertex | det uint8 | columns × uvarint row bitmap | the non-zero buckets
+//
+// det is 1 when the deterministic bucket is non-zero; bit r of column c's
+// bitmap when its bucket of row r is. The buckets follow in sketch order
+// (the deterministic one, then column by column, row by row), 16 bytes
+// each, Alpha then Gamma, little-endian. Not safe for concurrent use: each
+// writer or reader goroutine owns one.
+type deltaCodec struct {
+	vertices      uint32
+	rows, columns int
+	masks         []uint64 // per column, the rows of the delta being coded
+}
+
+func newDeltaCodec(p sketch.Params) *deltaCodec {
+	return &deltaCodec{vertices: p.Vertices(), rows: p.Rows(), columns: p.Columns(), masks: make([]uint64, p.Columns())}
+}
+
+// minBytes and maxBytes bound the encoding of one delta.
+func (dc *deltaCodec) minBytes() int { return 2 + dc.columns }
+func (dc *deltaCodec) maxBytes() int {
+	return binary.MaxVarintLen32 + 1 + dc.columns*uvarintBytes(1<<dc.rows-1) +
+		(1+dc.rows*dc.columns)*sketch.BucketBytes
+}
+
+// append appends the encoding of vertex v's delta (BucketsPerVertex
+// buckets) to dst and returns the extended slice.
+func (dc *deltaCodec) append(dst []byte, v uint32, delta []sketch.Bucket) []byte {
+	dst = binary.AppendUvarint(dst, uint64(v))
+	if delta[0] != (sketch.Bucket{}) {
+		dst = append(dst, 1)
+	} else {
+		dst = append(dst, 0)
+	}
+	for c := range dc.columns {
+		var m uint64
+		for r, b := range delta[1+c*dc.rows : 1+(c+1)*dc.rows] {
+			if b.Alpha|b.Gamma != 0 {
+				m |= 1 << r
+			}
+		}
+		dc.masks[c] = m
+		dst = binary.AppendUvarint(dst, m)
+	}
+	if delta[0] != (sketch.Bucket{}) {
+		dst = append(dst, bucketsBytes(delta[:1])...)
+	}
+	for c, m := range dc.masks {
+		col := delta[1+c*dc.rows:]
+		for m != 0 {
+			r := bits.TrailingZeros64(m)
+			run := bits.TrailingZeros64(^(m >> r))
+			dst = append(dst, bucketsBytes(col[r:r+run])...)
+			m &^= (1<<run - 1) << r
+		}
+	}
+	return dst
+}
+
+// decode decodes one delta from the front of b into dst (BucketsPerVertex
+// buckets, overwritten) and returns its vertex and the bytes after it. A
+// vertex out of range, a row bitmap with bits past the rows, or too few
+// bytes is an error wrapping ErrFrame. It allocates nothing.
+func (dc *deltaCodec) decode(dst []sketch.Bucket, b []byte) (v uint32, rest []byte, err error) {
+	x, k := binary.Uvarint(b)
+	if k <= 0 || x >= uint64(dc.vertices) {
+		return 0, b, fmt.Errorf("%w: delta vertex %d (bytes %d, %d vertices)", ErrFrame, x, k, dc.vertices)
+	}
+	pos := k
+	if pos >= len(b) || b[pos] > 1 {
+		return 0, b, fmt.Errorf("%w: delta for vertex %d: bad deterministic-bucket flag", ErrFrame, x)
+	}
+	det := int(b[pos])
+	pos++
+	count := det
+	for c := range dc.columns {
+		m, k := binary.Uvarint(b[pos:])
+		if k <= 0 || dc.rows < 64 && m>>dc.rows != 0 {
+			return 0, b, fmt.Errorf("%w: delta for vertex %d: column %d row bitmap %#x (%d rows)", ErrFrame, x, c, m, dc.rows)
+		}
+		dc.masks[c] = m
+		count += bits.OnesCount64(m)
+		pos += k
+	}
+	if need := count * sketch.BucketBytes; len(b)-pos < need {
+		return 0, b, fmt.Errorf("%w: delta for vertex %d needs %d bytes of buckets, have %d", ErrFrame, x, need, len(b)-pos)
+	}
+	clear(dst[:1+dc.rows*dc.columns])
+	if det == 1 {
+		pos += copy(bucketsBytes(dst[:1]), b[pos:])
+	}
+	for c, m := range dc.masks {
+		col := dst[1+c*dc.rows:]
+		for m != 0 {
+			r := bits.TrailingZeros64(m)
+			run := bits.TrailingZeros64(^(m >> r))
+			pos += copy(bucketsBytes(col[r:r+run]), b[pos:])
+			m &^= (1<<run - 1) << r
+		}
+	}
+	return uint32(x), b[pos:], nil
+}
+
+// bucketsBytes views buckets as their little-endian bytes (the platform
+// is little-endian: package sketch refuses to build otherwise).
+func bucketsBytes(s []sketch.Bucket) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*sketch.BucketBytes)
+}

@@ -1,0 +1,361 @@
+// Command plot redraws the PNG plots under results/ from the dated
+// Markdown tables there (the newest of each kind):
+//
+//		go run ./results/plot [--dir results]
+//
+//	  - ingestion-vs-workers.png, from cluster-*.md: updates/s against
+//	    workers, measured on loopback, a naive projection to an EC2 fleet,
+//	    and Landscape's published curve;
+//	  - query-latency.png, from queries-*.md: flush and CC latency against
+//	    queries per stream;
+//	  - peak-rss-vs-vertices.png, from ingest-*.md: peak RSS and sketch
+//	    bytes against vertices.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"sketchcc/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.ExitCode("plot", run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
+	fs.SetOutput(cli.UsageOutput(args, stdout, stderr))
+	dir := fs.String("dir", "results", "directory of the dated tables and of the plots")
+	var version bool
+	var level slog.Level
+	var format cli.LogFormat
+	cli.VersionVar(fs, &version)
+	cli.LevelVar(fs, &level, slog.LevelInfo)
+	cli.LogFormatVar(fs, &format)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return cli.Usage(err)
+	}
+	if version {
+		return cli.PrintVersion(stdout, "plot")
+	}
+	log := cli.NewLogger(stderr, format, level)
+	var errs []error
+	for _, p := range []struct {
+		pattern, out string
+		draw         func(*table) (*plot.Plot, error)
+	}{
+		{"cluster-*.md", "ingestion-vs-workers.png", ingestionPlot},
+		{"queries-*.md", "query-latency.png", latencyPlot},
+		{"ingest-kron*.md", "peak-rss-vs-vertices.png", nil},
+	} {
+		var pl *plot.Plot
+		var src string
+		var err error
+		if p.draw == nil {
+			pl, src, err = rssPlot(*dir)
+		} else {
+			pl, src, err = drawNewest(*dir, p.pattern, p.draw)
+		}
+		if err == nil {
+			err = save(pl, filepath.Join(*dir, p.out))
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.out, err))
+			continue
+		}
+		log.Info("wrote a plot", "file", filepath.Join(*dir, p.out), "tables", src)
+	}
+	return errors.Join(errs...)
+}
+
+func drawNewest(dir, pattern string, draw func(*table) (*plot.Plot, error)) (*plot.Plot, string, error) {
+	f, err := newest(dir, pattern)
+	if err != nil {
+		return nil, "", err
+	}
+	ts, err := readTables(f)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(ts) == 0 {
+		return nil, "", fmt.Errorf("%s holds no table", f)
+	}
+	p, err := draw(ts[0])
+	return p, f, err
+}
+
+func save(p *plot.Plot, path string) error {
+	return p.Save(18*vg.Centimeter, 12*vg.Centimeter, path)
+}
+
+// groupBy collects (x, y) points per key over t's rows; keep filters rows.
+func groupBy(t *table, key func([]string) string, x, y func([]string) (float64, error), keep func([]string) bool) (map[string]plotter.XYs, []string, error) {
+	pts := map[string]plotter.XYs{}
+	var order []string
+	for _, r := range t.rows {
+		if keep != nil && !keep(r) {
+			continue
+		}
+		xv, err := x(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.file, err)
+		}
+		yv, err := y(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.file, err)
+		}
+		k := key(r)
+		if _, ok := pts[k]; !ok {
+			order = append(order, k)
+		}
+		pts[k] = append(pts[k], plotter.XY{X: xv, Y: yv})
+	}
+	return pts, order, nil
+}
+
+// median merges the points of equal x into their median y.
+func median(xys plotter.XYs) plotter.XYs {
+	byX := map[float64][]float64{}
+	for _, p := range xys {
+		byX[p.X] = append(byX[p.X], p.Y)
+	}
+	var out plotter.XYs
+	for _, x := range slices.Sorted(func(yield func(float64) bool) {
+		for x := range byX {
+			if !yield(x) {
+				return
+			}
+		}
+	}) {
+		ys := byX[x]
+		slices.Sort(ys)
+		out = append(out, plotter.XY{X: x, Y: ys[len(ys)/2]})
+	}
+	return out
+}
+
+func logAxes(p *plot.Plot, x, y bool) {
+	if x {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	if y {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	p.Add(plotter.NewGrid())
+}
+
+// Landscape's published scaling (Tench et al., ALENEX 2025): 1.73 M
+// updates/s with 16 worker processes (one 16-core machine) to 37.07 M/s
+// with 352 (22 machines), about 1.7 M/s per machine, and 332 M/s with 40
+// c5.4xlarge workers after its optimisations.
+var (
+	landscapeEarly = plotter.XYs{{X: 1, Y: 1.73e6}, {X: 22, Y: 37.07e6}}
+	landscapeFinal = plotter.XYs{{X: 40, Y: 332e6}}
+)
+
+// Projection terms, from the instances' published specifications
+// (https://aws.amazon.com/ec2/instance-types/c5/): a c5n.9xlarge main
+// node has 36 vCPUs and 50 Gbit/s of network, a c5.4xlarge worker 16
+// vCPUs and up to 10 Gbit/s.
+const (
+	mainVCPUs      = 36
+	workerVCPUs    = 16
+	mainNICBytes   = 50e9 / 8
+	workerNICBytes = 10e9 / 8
+)
+
+// ingestionPlot draws updates/s against workers from a cluster table:
+// the medians measured on loopback per stream, the local-only rate as the
+// 0-worker reference, and a projection to N c5.4xlarge workers and a
+// c5n.9xlarge main node from the same rows: the least of 36 × the
+// local-only rate per core of this 2-core machine, N × 16 × the rate with
+// one 1-thread worker, N × a worker's network bytes/s and the main node's
+// network bytes/s, both divided by the measured network bytes per update.
+func ingestionPlot(t *table) (*plot.Plot, error) {
+	idx, err := t.cols("stream", "setup", "updates/s", "network B/update")
+	if err != nil {
+		return nil, err
+	}
+	si, wi, ri, bi := idx[0], idx[1], idx[2], idx[3]
+	bytesPerUpdate := 0.0
+	for _, r := range t.rows {
+		if b, err := number(r[bi]); err == nil && b > bytesPerUpdate {
+			bytesPerUpdate = b
+		}
+	}
+	if bytesPerUpdate == 0 {
+		return nil, fmt.Errorf("%s: no network bytes per update", t.file)
+	}
+	workers := func(r []string) (float64, error) {
+		if r[wi] == "local only" {
+			return 0, nil
+		}
+		var n int
+		if _, err := fmt.Sscanf(r[wi], "1 main + %d", &n); err != nil {
+			return 0, fmt.Errorf("setup %q: want \"local only\" or \"1 main + N workers\"", r[wi])
+		}
+		return float64(n), nil
+	}
+	pts, streams, err := groupBy(t, func(r []string) string { return r[si] }, workers,
+		func(r []string) (float64, error) { return number(r[ri]) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	p := plot.New()
+	p.Title.Text = "Ingestion rate against workers"
+	p.X.Label.Text = "workers (measured: loopback processes, 1 thread each; projected: c5.4xlarge)"
+	p.Y.Label.Text = "updates/s"
+	logAxes(p, true, true)
+	p.Y.Min, p.X.Max = 1e6, 64
+	var series []any
+	for _, s := range streams {
+		m := median(pts[s])
+		var measured, proj plotter.XYs
+		var local, one float64
+		for _, pt := range m {
+			switch pt.X {
+			case 0:
+				local = pt.Y
+			default:
+				if pt.X == 1 {
+					one = pt.Y
+				}
+				measured = append(measured, pt)
+			}
+		}
+		if len(measured) == 0 {
+			return nil, fmt.Errorf("%s: no cluster rows for %s", t.file, s)
+		}
+		series = append(series, s+" measured (2-core box)", measured)
+		if local > 0 && one > 0 {
+			for _, n := range []float64{1, 2, 4, 8, 16, 40, 64} {
+				proj = append(proj, plotter.XY{X: n, Y: min(mainVCPUs*local/2, n*workerVCPUs*one,
+					n*workerNICBytes/bytesPerUpdate, mainNICBytes/bytesPerUpdate)})
+			}
+			series = append(series, s+" projected on EC2", proj)
+		}
+	}
+	series = append(series, "Landscape (1.7 M/s per machine)", landscapeEarly, "Landscape, 40 × c5.4xlarge", landscapeFinal)
+	if err := plotutil.AddLinePoints(p, series...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// latencyPlot draws the median flush and CC latency against queries per
+// stream (mid-stream queries + the final one), greedy on.
+func latencyPlot(t *table) (*plot.Plot, error) {
+	idx, err := t.cols("stream", "queries during stream", "greedy", "flush s", "CC s")
+	if err != nil {
+		return nil, err
+	}
+	p := plot.New()
+	p.Title.Text = "Query latency against queries per stream"
+	p.X.Label.Text = "queries per stream"
+	p.Y.Label.Text = "seconds per query (median)"
+	logAxes(p, true, true)
+	var series []any
+	for _, phase := range []struct {
+		name string
+		col  int
+	}{{"flush", idx[3]}, {"CC", idx[4]}} {
+		pts, streams, err := groupBy(t, func(r []string) string { return r[idx[0]] },
+			func(r []string) (float64, error) { k, err := number(r[idx[1]]); return k + 1, err },
+			func(r []string) (float64, error) { return number(r[phase.col]) },
+			func(r []string) bool { return r[idx[2]] == "on" })
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range streams {
+			series = append(series, s+" "+phase.name, median(pts[s]))
+		}
+	}
+	if len(series) == 0 {
+		return nil, fmt.Errorf("%s: no rows with greedy on", t.file)
+	}
+	if err := plotutil.AddLinePoints(p, series...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// rssPlot draws peak RSS and sketch bytes against vertices from every
+// ingest-kron*.md table, one series per batch factor (run medians).
+func rssPlot(dir string) (*plot.Plot, string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "ingest-kron*.md"))
+	if err != nil || len(files) == 0 {
+		return nil, "", fmt.Errorf("no table ingest-kron*.md in %s", dir)
+	}
+	slices.Sort(files)
+	rss := map[string]plotter.XYs{}
+	var factors []string
+	var sketch plotter.XYs
+	for _, f := range files {
+		ts, err := readTables(f)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, t := range ts {
+			idx, err := t.cols("stream", "batch factor", "run", "peak RSS", "sketch bytes")
+			if err != nil {
+				return nil, "", err
+			}
+			for _, r := range t.rows {
+				if r[idx[2]] != "median" {
+					continue
+				}
+				v, ok := kronVertices(r[idx[0]])
+				if !ok {
+					continue
+				}
+				peak, err := number(r[idx[3]])
+				if err != nil {
+					return nil, "", fmt.Errorf("%s: %w", f, err)
+				}
+				sb, err := number(r[idx[4]])
+				if err != nil {
+					return nil, "", fmt.Errorf("%s: %w", f, err)
+				}
+				bf := "batch factor " + r[idx[1]]
+				if _, ok := rss[bf]; !ok {
+					factors = append(factors, bf)
+				}
+				rss[bf] = append(rss[bf], plotter.XY{X: v, Y: peak})
+				sketch = append(sketch, plotter.XY{X: v, Y: sb})
+			}
+		}
+	}
+	if len(sketch) == 0 {
+		return nil, "", fmt.Errorf("no median rows of kronN streams in %s", strings.Join(files, ", "))
+	}
+	p := plot.New()
+	p.Title.Text = "Main node memory against vertices"
+	p.X.Label.Text = "vertices"
+	p.Y.Label.Text = "bytes"
+	logAxes(p, true, true)
+	var series []any
+	for _, bf := range factors {
+		series = append(series, "peak RSS, "+bf, median(rss[bf]))
+	}
+	series = append(series, "sketch bytes", median(sketch))
+	if err := plotutil.AddLinePoints(p, series...); err != nil {
+		return nil, "", err
+	}
+	return p, strings.Join(files, ", "), nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const smallCluster = `# main node + workers on loopback, 2026-01-02
+
+| stream | setup | components | updates/s | network B/update | batches local / remote |
+|---|---|---:|---:|---:|---:|
+| kron13 | local only | 26 | **15.43 M** | 0 | all local |
+| kron13 | 1 main + 1 workers | 26 | 8.58 M | 17.7 | 227 / 22,525 |
+| kron13 | 1 main + 2 workers | 26 | 10.28 M | 17.7 | 227 / 22,525 |
+| kron13 | 1 main + 2 workers | 26 | 9.28 M | 17.7 | 227 / 22,525 |
+`
+
+// TestIngestionPlot renders the ingestion plot from a small table and
+// checks that the file is a PNG of the size asked for.
+func TestIngestionPlot(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cluster-2026-01-02.md"), []byte(smallCluster), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, src, err := drawNewest(dir, "cluster-*.md", ingestionPlot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(src) != "cluster-2026-01-02.md" {
+		t.Errorf("drawn from %s", src)
+	}
+	out := filepath.Join(dir, "ingestion-vs-workers.png")
+	if err := save(p, out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s is not a PNG: %v", out, err)
+	}
+	if r := img.Bounds(); r.Dx() < 500 || r.Dy() < 300 {
+		t.Errorf("plot of %v pixels", r)
+	}
+
+	// The command names the missing tables and still writes what it can.
+	var stdout, stderr bytes.Buffer
+	err = run([]string{"--dir", dir}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "no table queries-*.md") || !strings.Contains(stderr.String(), `msg="wrote a plot" file=`+out) {
+		t.Errorf("run on a directory with only a cluster table: %v; stderr %q", err, stderr.String())
+	}
+}
+
+func TestNumber(t *testing.T) {
+	f := func(cell string, want float64) {
+		t.Helper()
+		if got, err := number(cell); err != nil || math.Abs(got-want) > 1e-9*want {
+			t.Errorf("number(%q) = %v, %v; want %v", cell, got, err, want)
+		}
+	}
+	f("33.44 M", 33.44e6)
+	f("17,550,438", 17550438)
+	f("130 MiB", 130<<20)
+	f("0.1810 / 0.2512", 0.1810)
+	f("2.22×", 2.22)
+	if _, err := number("all local"); err == nil || !strings.Contains(err.Error(), `"all local" is not a number`) {
+		t.Errorf("number(all local): %v", err)
+	}
+}
+
+func TestBadTable(t *testing.T) {
+	dir := t.TempDir()
+	bad := strings.Replace(smallCluster, "| kron13 | 1 main + 1 workers | 26 | 8.58 M |", "| kron13 | one main | 26 | 8.58 M |", 1)
+	os.WriteFile(filepath.Join(dir, "cluster-2026-01-03.md"), []byte(bad), 0o644)
+	if _, _, err := drawNewest(dir, "cluster-*.md", ingestionPlot); err == nil || !strings.Contains(err.Error(), `setup "one main"`) {
+		t.Errorf("a bad setup cell: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "cluster-2026-01-04.md"), []byte("| a | b |\n|---|---|\n| 1 | 2 | 3 |\n"), 0o644)
+	if _, _, err := drawNewest(dir, "cluster-*.md", ingestionPlot); err == nil || !strings.Contains(err.Error(), "a row of 3 cells under a header of 2") {
+		t.Errorf("a ragged table: %v", err)
+	}
+}

@@ -1,0 +1,566 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/internal/cli"
+)
+
+// tagKey is the tag every resource of a run carries, with the run id as
+// its value.
+const tagKey = "sketchcc-run"
+
+// amiParam is the public SSM parameter that names the latest Amazon Linux
+// 2023 AMI for x86-64 in each region.
+const amiParam = "/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64"
+
+// ssmCorePolicy lets the SSM agent on the instances run `status`'s
+// commands (and `aws ssm start-session` for a shell, with no SSH port).
+const ssmCorePolicy = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+
+// retryDelay is the pause between run-instances attempts while a new
+// instance profile is not yet visible to EC2 (IAM is eventually
+// consistent); tests set it to zero.
+var retryDelay = 5 * time.Second
+
+func usageErr(err error) error { return cli.Usage(err) }
+
+// names derives every name of run from its id.
+type names struct{ run, bucket string }
+
+func (n names) keyParam() string     { return "/sketchcc/" + n.run + "/cluster-key" }
+func (n names) prefix() string       { return "runs/" + n.run }
+func (n names) s3(rel string) string { return "s3://" + n.bucket + "/" + n.prefix() + "/" + rel }
+
+// tags is the --tag-specifications value for resource types rt.
+func (n names) tags(rt ...string) string {
+	var specs []map[string]any
+	for _, t := range rt {
+		specs = append(specs, map[string]any{"ResourceType": t,
+			"Tags": []map[string]string{{"Key": tagKey, "Value": n.run}, {"Key": "Name", "Value": n.run}}})
+	}
+	return mustJSON(specs)
+}
+
+func (n names) tagFilter() string { return "Name=tag:" + tagKey + ",Values=" + n.run }
+
+type launchConfig struct {
+	fleet
+	run, bucket, stream, subnet, sshKey, sshCIDR, binDir, mainArgs string
+	yes                                                            bool
+}
+
+func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
+	var c launchConfig
+	fs.StringVar(&c.bucket, "bucket", "", "S3 bucket for the binaries, the stream and the results, under runs/RUN/ (required)")
+	fs.StringVar(&c.stream, "stream", "", "stream to ingest: a local file (uploaded), s3://BUCKET/KEY, or kron:SCALE (generated on the main node) (required)")
+	addFleetFlags(fs, &c.fleet)
+	fs.IntVar(&c.mainVolumeGiB, "main-volume-gib", 0, "EBS volume of the main node in GiB (0: the stream's size + 16, at least 30)")
+	fs.StringVar(&c.run, "run", "", "run id (default sketchcc-YYYYMMDD-HHMMSS-XXXX)")
+	fs.StringVar(&c.subnet, "subnet", "", "subnet id (default: the region's first default subnet)")
+	fs.StringVar(&c.mainArgs, "main-args", "", "extra main-node flags, e.g. '--queries 20'")
+	fs.StringVar(&c.binDir, "bin-dir", "", "directory holding linux/amd64 main-node, worker and streamtool (default: go build them)")
+	fs.StringVar(&c.sshKey, "ssh-key", "", "EC2 key pair name for SSH (default none: use aws ssm start-session)")
+	fs.StringVar(&c.sshCIDR, "ssh-cidr", "", "the only address range SSH is admitted from, e.g. your address/32 (needs --ssh-key)")
+	fs.BoolVar(&c.yes, "yes", false, "do not ask for confirmation after the cost estimate")
+	return func(ctx context.Context, e *env) error { return launch(ctx, e, c) }
+}
+
+func (c *launchConfig) validate() error {
+	var errs []error
+	if c.bucket == "" {
+		errs = append(errs, errors.New("--bucket is required"))
+	}
+	if c.stream == "" {
+		errs = append(errs, errors.New("--stream is required"))
+	}
+	if err := c.fleet.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if (c.sshKey == "") != (c.sshCIDR == "") {
+		errs = append(errs, errors.New("give --ssh-key and --ssh-cidr together"))
+	}
+	if strings.ContainsAny(c.mainArgs, "`$;&|<>\\'\"\n") {
+		errs = append(errs, fmt.Errorf("--main-args=%q: plain flags only, no shell syntax", c.mainArgs))
+	}
+	if c.run != "" && !validRun(c.run) {
+		errs = append(errs, fmt.Errorf("--run=%q: want 1 to 48 letters, digits and dashes", c.run))
+	}
+	return errors.Join(errs...)
+}
+
+func validRun(s string) bool {
+	if len(s) == 0 || len(s) > 48 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func newRunID() string {
+	var b [2]byte
+	rand.Read(b[:])
+	return "sketchcc-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// streamSource is where the main node gets the stream.
+type streamSource struct {
+	kronScale   int    // > 0: generate kron<scale> on the main node
+	localPath   string // upload this file
+	s3URI       string // or read this object
+	sizeBytes   int64  // known or estimated size
+	bucket, key string
+}
+
+func parseStream(s string) (streamSource, error) {
+	switch {
+	case strings.HasPrefix(s, "kron:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(s, "kron:"))
+		if err != nil || n < 2 || n > 20 {
+			return streamSource{}, fmt.Errorf("--stream=%s: want kron:SCALE with SCALE in [2, 20]", s)
+		}
+		// kron17 is 38 GiB; the update count grows about 4× per scale.
+		return streamSource{kronScale: n, sizeBytes: int64(38 << 30 * math.Pow(4, float64(n-17)))}, nil
+	case strings.HasPrefix(s, "s3://"):
+		b, k, ok := strings.Cut(strings.TrimPrefix(s, "s3://"), "/")
+		if !ok || b == "" || k == "" {
+			return streamSource{}, fmt.Errorf("--stream=%s: want s3://BUCKET/KEY", s)
+		}
+		return streamSource{s3URI: s, bucket: b, key: k}, nil
+	}
+	fi, err := os.Stat(s)
+	if err != nil {
+		return streamSource{}, fmt.Errorf("--stream: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return streamSource{}, fmt.Errorf("--stream=%s is not a regular file", s)
+	}
+	return streamSource{localPath: s, sizeBytes: fi.Size()}, nil
+}
+
+func launch(ctx context.Context, e *env, c launchConfig) error {
+	if err := c.validate(); err != nil {
+		return usageErr(err)
+	}
+	src, err := parseStream(c.stream)
+	if err != nil {
+		return usageErr(err)
+	}
+	if c.run == "" {
+		c.run = newRunID()
+	}
+	n := names{run: c.run, bucket: c.bucket}
+	a := e.aws
+
+	// The size of an S3 stream sets the volume, so it is read before the
+	// estimate; it is the only call made before the confirmation.
+	if src.s3URI != "" {
+		var head struct{ ContentLength int64 }
+		if err := a.runJSON(ctx, &head, "s3api", "head-object", "--bucket", src.bucket, "--key", src.key); err != nil {
+			return err
+		}
+		src.sizeBytes = head.ContentLength
+	}
+	if c.mainVolumeGiB == 0 {
+		c.mainVolumeGiB = max(30, int((src.sizeBytes+(1<<30)-1)>>30)+16)
+	}
+	fmt.Fprintf(e.stdout, "Run %s in %s: 1 main node (%s) and %d workers (%s%s), stream %s\n",
+		n.run, e.region, c.mainType, c.workers, c.workerType, map[bool]string{true: ", spot"}[c.spot], c.stream)
+	printEstimate(e.stdout, c.fleet)
+	switch {
+	case e.dry:
+		fmt.Fprintln(e.stdout, "Dry run: these are the calls launch would make, none is made.")
+	case c.yes:
+	case !confirm(e, "Launch?"):
+		return errors.New("not launched")
+	}
+
+	bins, cleanup, err := binaries(ctx, e, c.binDir, src.kronScale > 0)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	err = launchSteps(ctx, e, c, n, src, bins)
+	if err != nil && !e.dry {
+		return fmt.Errorf("%w\nlaunch stopped; what it created is tagged %s=%s: delete it with\n  go run ./scripts/aws teardown --run %s --bucket %s --region %s",
+			err, tagKey, n.run, n.run, n.bucket, e.region)
+	}
+	return err
+}
+
+// binaries returns the local paths of the binaries to upload, building
+// them for linux/amd64 unless dir holds them.
+func binaries(ctx context.Context, e *env, dir string, streamtool bool) (map[string]string, func(), error) {
+	want := []string{"main-node", "worker"}
+	if streamtool {
+		want = append(want, "streamtool")
+	}
+	paths := map[string]string{}
+	cleanup := func() {}
+	if dir == "" {
+		if e.dry {
+			fmt.Fprintln(e.stdout, "# GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -buildvcs=true ./cmd/main-node ./cmd/worker ./cmd/streamtool (local, not an AWS call)")
+			for _, b := range want {
+				paths[b] = "<" + b + ">"
+			}
+			return paths, cleanup, nil
+		}
+		tmp, err := os.MkdirTemp("", "sketchcc-bin")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
+		args := []string{"build", "-buildvcs=true", "-trimpath", "-o", tmp + "/"}
+		for _, b := range want {
+			args = append(args, "./cmd/"+b)
+		}
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("go build (run from the repository's root): %v\n%s", err, out)
+		}
+		e.log.Info("built the binaries", "dir", tmp)
+		dir = tmp
+	}
+	for _, b := range want {
+		p := filepath.Join(dir, b)
+		if _, err := os.Stat(p); err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("--bin-dir: %w", err)
+		}
+		paths[b] = p
+	}
+	return paths, cleanup, nil
+}
+
+func sha256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// launchSteps makes launch's AWS calls in order.
+func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src streamSource, bins map[string]string) error {
+	a := e.aws
+	var ident struct{ Account string }
+	if err := a.runJSON(ctx, &ident, "sts", "get-caller-identity"); err != nil {
+		return err
+	}
+	if e.dry {
+		ident.Account = "<account>"
+	}
+	var ami struct{ Parameters []struct{ Value string } }
+	if err := a.runJSON(ctx, &ami, "ssm", "get-parameters", "--names", amiParam); err != nil {
+		return err
+	}
+	imageID := "<ami from " + amiParam + ">"
+	if !e.dry {
+		if len(ami.Parameters) == 0 || ami.Parameters[0].Value == "" {
+			return fmt.Errorf("aws ssm get-parameters --names %s: no AMI in region %s", amiParam, e.region)
+		}
+		imageID = ami.Parameters[0].Value
+	}
+	var subnets struct {
+		Subnets []struct{ SubnetId, VpcId, AvailabilityZone string }
+	}
+	args := []string{"ec2", "describe-subnets", "--filters", "Name=default-for-az,Values=true"}
+	if c.subnet != "" {
+		args = []string{"ec2", "describe-subnets", "--subnet-ids", c.subnet}
+	}
+	if err := a.runJSON(ctx, &subnets, args...); err != nil {
+		return err
+	}
+	subnet, vpc := "<subnet>", "<vpc of the subnet>"
+	if !e.dry {
+		if len(subnets.Subnets) == 0 {
+			return fmt.Errorf("aws ec2 describe-subnets: no default subnet in %s; give --subnet", e.region)
+		}
+		subnet, vpc = subnets.Subnets[0].SubnetId, subnets.Subnets[0].VpcId
+	}
+
+	// Binaries and stream to S3, with the checksums the instances verify.
+	var uploaded []binary
+	for _, b := range []string{"main-node", "worker", "streamtool"} {
+		p, ok := bins[b]
+		if !ok {
+			continue
+		}
+		sum := "<sha256 of " + b + ">"
+		if !e.dry {
+			var err error
+			if sum, err = sha256File(p); err != nil {
+				return err
+			}
+		}
+		uri := n.s3("bin/" + b)
+		if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", p, uri); err != nil {
+			return err
+		}
+		uploaded = append(uploaded, binary{Name: b, URI: uri, SHA256: sum})
+	}
+	streamURI := src.s3URI
+	if src.localPath != "" {
+		streamURI = n.s3("stream.bin")
+		if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", src.localPath, streamURI); err != nil {
+			return err
+		}
+	}
+
+	if err := putKey(ctx, e, n); err != nil {
+		return err
+	}
+	if err := createRole(ctx, e, n, ident.Account, src); err != nil {
+		return err
+	}
+
+	if _, err := a.run(ctx, "ec2", "create-placement-group", "--group-name", n.run, "--strategy", "cluster",
+		"--tag-specifications", n.tags("placement-group")); err != nil {
+		return err
+	}
+	var sg struct{ GroupId string }
+	if err := a.runJSON(ctx, &sg, "ec2", "create-security-group", "--group-name", n.run,
+		"--description", "sketchcc run "+n.run+": gossip and data plane between members only",
+		"--vpc-id", vpc, "--tag-specifications", n.tags("security-group")); err != nil {
+		return err
+	}
+	if e.dry {
+		sg.GroupId = "<security group id>"
+	}
+	self := []map[string]string{{"GroupId": sg.GroupId}}
+	perms := []map[string]any{
+		{"IpProtocol": "tcp", "FromPort": gossipPort, "ToPort": dataPort, "UserIdGroupPairs": self},
+		{"IpProtocol": "udp", "FromPort": gossipPort, "ToPort": gossipPort, "UserIdGroupPairs": self},
+		{"IpProtocol": "tcp", "FromPort": mainMetricsPort, "ToPort": workerMetricsPort, "UserIdGroupPairs": self},
+	}
+	if c.sshCIDR != "" {
+		perms = append(perms, map[string]any{"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22,
+			"IpRanges": []map[string]string{{"CidrIp": c.sshCIDR, "Description": "SSH from the launcher"}}})
+	}
+	if _, err := a.run(ctx, "ec2", "authorize-security-group-ingress", "--group-id", sg.GroupId,
+		"--ip-permissions", mustJSON(perms)); err != nil {
+		return err
+	}
+
+	common := instanceArgs{image: imageID, subnet: subnet, sg: sg.GroupId, n: n, sshKey: c.sshKey}
+	mainBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam(), StreamURI: streamURI,
+		Workers: strconv.Itoa(c.workers), OutPrefix: n.s3("out"), MainArgs: c.mainArgs}
+	for _, b := range uploaded {
+		if b.Name != "worker" {
+			mainBoot.Binaries = append(mainBoot.Binaries, b)
+		}
+	}
+	if src.kronScale > 0 {
+		mainBoot.KronScale = strconv.Itoa(src.kronScale)
+	}
+	mainIDs, mainIPs, err := runInstances(ctx, e, common, "main", c.mainType, 1, false, c.mainVolumeGiB, mainBoot)
+	if err != nil {
+		return err
+	}
+	mainIP := "<main node private ip>"
+	if !e.dry {
+		mainIP = mainIPs[0]
+	}
+	workerBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam(),
+		MainAddr: fmt.Sprintf("%s:%d", mainIP, gossipPort)}
+	for _, b := range uploaded {
+		if b.Name == "worker" {
+			workerBoot.Binaries = append(workerBoot.Binaries, b)
+		}
+	}
+	ids := mainIDs
+	if c.workers > 0 {
+		workerIDs, _, err := runInstances(ctx, e, common, "worker", c.workerType, c.workers, c.spot, 0, workerBoot)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, workerIDs...)
+	}
+	if e.dry {
+		ids = []string{"<instance ids>"}
+	}
+	if _, err := a.run(ctx, append([]string{"ec2", "wait", "instance-running", "--instance-ids"}, ids...)...); err != nil {
+		return err
+	}
+	if !e.dry {
+		fmt.Fprintf(e.stdout, "Launched run %s: main node %s (%s), %d workers.\n", n.run, mainIDs[0], mainIP, c.workers)
+	}
+	fmt.Fprintf(e.stdout, "Next:\n  go run ./scripts/aws status   --run %s --region %s\n"+
+		"  go run ./scripts/aws fetch    --run %s --bucket %s --region %s --wait 2h\n"+
+		"  go run ./scripts/aws teardown --run %s --bucket %s --region %s\n",
+		n.run, e.region, n.run, n.bucket, e.region, n.run, n.bucket, e.region)
+	return nil
+}
+
+// putKey generates the cluster key and stores it as an SSM SecureString.
+// The key is written to a 0600 file in a 0700 directory that the aws
+// command reads (--cli-input-json file://…), and removed right after: it
+// is never on a command line, in an environment variable or in user-data.
+func putKey(ctx context.Context, e *env, n names) error {
+	if e.dry {
+		_, err := e.aws.run(ctx, "ssm", "put-parameter", "--cli-input-json", "file://<0600 temp file: Name "+n.keyParam()+", Type SecureString, Value <32 random bytes, base64>, Tags "+tagKey+"="+n.run+">")
+		return err
+	}
+	var key [32]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "sketchcc-key")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	input := mustJSON(map[string]any{"Name": n.keyParam(), "Type": "SecureString",
+		"Description": "sketchcc cluster key of run " + n.run, "Value": base64.StdEncoding.EncodeToString(key[:]),
+		"Tags": []map[string]string{{"Key": tagKey, "Value": n.run}}})
+	path := filepath.Join(dir, "put-parameter.json")
+	if err := os.WriteFile(path, []byte(input), 0o600); err != nil {
+		return err
+	}
+	_, err = e.aws.run(ctx, "ssm", "put-parameter", "--cli-input-json", "file://"+path)
+	return err
+}
+
+// createRole creates the instances' role: read the key parameter and the
+// run's S3 objects, write its results, and be managed by SSM.
+func createRole(ctx context.Context, e *env, n names, account string, src streamSource) error {
+	a := e.aws
+	trust := mustJSON(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{{
+		"Effect": "Allow", "Principal": map[string]string{"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}}})
+	read := []string{"arn:aws:s3:::" + n.bucket + "/" + n.prefix() + "/*"}
+	if src.s3URI != "" {
+		read = append(read, "arn:aws:s3:::"+src.bucket+"/"+src.key)
+	}
+	policy := mustJSON(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
+		{"Effect": "Allow", "Action": "ssm:GetParameter",
+			"Resource": "arn:aws:ssm:" + e.region + ":" + account + ":parameter" + n.keyParam()},
+		{"Effect": "Allow", "Action": "kms:Decrypt", "Resource": "*",
+			"Condition": map[string]any{"StringEquals": map[string]string{"kms:ViaService": "ssm." + e.region + ".amazonaws.com"}}},
+		{"Effect": "Allow", "Action": "s3:GetObject", "Resource": read},
+		{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::" + n.bucket + "/" + n.prefix() + "/out/*"},
+	}})
+	tags := []string{"--tags", "Key=" + tagKey + ",Value=" + n.run, "Key=sketchcc-bucket,Value=" + n.bucket}
+	steps := [][]string{
+		append([]string{"iam", "create-role", "--role-name", n.run, "--assume-role-policy-document", trust}, tags...),
+		{"iam", "put-role-policy", "--role-name", n.run, "--policy-name", "sketchcc", "--policy-document", policy},
+		{"iam", "attach-role-policy", "--role-name", n.run, "--policy-arn", ssmCorePolicy},
+		append([]string{"iam", "create-instance-profile", "--instance-profile-name", n.run}, tags...),
+		{"iam", "add-role-to-instance-profile", "--instance-profile-name", n.run, "--role-name", n.run},
+		{"iam", "wait", "instance-profile-exists", "--instance-profile-name", n.run},
+	}
+	for _, s := range steps {
+		if _, err := a.run(ctx, s...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type instanceArgs struct {
+	image, subnet, sg, sshKey string
+	n                         names
+}
+
+// runInstances starts count instances of one role and returns their ids
+// and private addresses. It retries while EC2 does not yet see the new
+// instance profile.
+func runInstances(ctx context.Context, e *env, ia instanceArgs, role, typ string, count int, spot bool, volumeGiB int, boot bootConfig) ([]string, []string, error) {
+	ud, err := userData(boot)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "sketchcc-ud")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	udPath := filepath.Join(dir, role+".yaml")
+	if err := os.WriteFile(udPath, []byte(ud), 0o600); err != nil {
+		return nil, nil, err
+	}
+	if e.dry {
+		fmt.Fprintf(e.stdout, "# user-data of the %s, in the temporary file %s:\n", role, udPath)
+		for _, l := range strings.Split(strings.TrimRight(ud, "\n"), "\n") {
+			fmt.Fprintln(e.stdout, "#   "+l)
+		}
+	}
+	tags := []map[string]any{}
+	for _, rt := range []string{"instance", "volume"} {
+		tags = append(tags, map[string]any{"ResourceType": rt, "Tags": []map[string]string{
+			{"Key": tagKey, "Value": ia.n.run}, {"Key": "Name", "Value": ia.n.run + "-" + role}, {"Key": "sketchcc-role", "Value": role}}})
+	}
+	args := []string{"ec2", "run-instances", "--image-id", ia.image, "--instance-type", typ,
+		"--count", strconv.Itoa(count), "--subnet-id", ia.subnet, "--security-group-ids", ia.sg,
+		"--placement", mustJSON(map[string]string{"GroupName": ia.n.run}),
+		"--iam-instance-profile", mustJSON(map[string]string{"Name": ia.n.run}),
+		"--user-data", "file://" + udPath, "--tag-specifications", mustJSON(tags),
+		"--metadata-options", mustJSON(map[string]any{"HttpTokens": "required"})}
+	if volumeGiB > 0 {
+		args = append(args, "--block-device-mappings", mustJSON([]map[string]any{{"DeviceName": "/dev/xvda",
+			"Ebs": map[string]any{"VolumeSize": volumeGiB, "VolumeType": "gp3", "Iops": mainIOPS, "Throughput": mainThroughput, "DeleteOnTermination": true}}}))
+	}
+	if spot {
+		args = append(args, "--instance-market-options", mustJSON(map[string]any{"MarketType": "spot",
+			"SpotOptions": map[string]string{"SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}))
+	}
+	if ia.sshKey != "" {
+		args = append(args, "--key-name", ia.sshKey)
+	}
+	var res struct {
+		Instances []struct{ InstanceId, PrivateIpAddress string }
+	}
+	for attempt := 1; ; attempt++ {
+		err = e.aws.runJSON(ctx, &res, args...)
+		if err == nil || attempt == 12 || awsCode(err) != "InvalidParameterValue" || !strings.Contains(err.Error(), "iamInstanceProfile") {
+			break
+		}
+		e.log.Info("the instance profile is not visible to EC2 yet; retrying", "attempt", attempt)
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(retryDelay):
+		}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids, ips []string
+	for _, in := range res.Instances {
+		ids = append(ids, in.InstanceId)
+		ips = append(ips, in.PrivateIpAddress)
+	}
+	if !e.dry && len(ids) != count {
+		return nil, nil, fmt.Errorf("aws ec2 run-instances: asked for %d %s instances, got %d", count, role, len(ids))
+	}
+	if !e.dry {
+		e.log.Info("instances started", "role", role, "type", typ, "instances", ids)
+	}
+	return ids, ips, nil
+}
