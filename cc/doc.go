@@ -10,7 +10,10 @@
 //     is valid; otherwise it flushes the pipeline and runs Boruvka.
 //   - Room.Run is the query schedule: it reads the stream in segments that
 //     end at the query positions, queries at each barrier, and bounds
-//     every flush by Config.FlushTimeout.
+//     every flush by Config.FlushTimeout. With Schedule.Checkpoint it also
+//     stops at a barrier every Schedule.CheckpointEvery (Room.Barrier: a
+//     flush without a query) and hands the Room's State to the caller to
+//     save; Room.Restore and Schedule.From continue from a saved State.
 //
 // Queries do not modify the sketches; ingestion resumes after each one.
 // A Room is not safe for concurrent use: one goroutine reads the stream

@@ -254,6 +254,59 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
 	}
 }
 
+// State is what a checkpoint keeps of a Room: the updates read and the
+// greedy shortcut's forest.
+type State struct {
+	// Updates is the number of updates read through IngestN.
+	Updates uint64
+	// GreedyValid says that Forest spans the graph of those updates.
+	GreedyValid bool
+	// Forest is the greedy shortcut's spanning forest when GreedyValid
+	// (owned by the caller).
+	Forest []stream.Edge
+}
+
+// Barrier flushes the pipeline, as a query does, and returns the Room's
+// state: the store's sketches then hold exactly State.Updates updates,
+// and stay so until the next IngestN. It returns the flush's error.
+func (r *Room) Barrier(ctx context.Context) (State, error) {
+	if err := r.within(ctx, r.pipe.Flush); err != nil {
+		return State{}, err
+	}
+	// The forest spans the graph only while no deleted forest edge has
+	// re-opened a component.
+	s := State{Updates: r.updates, GreedyValid: r.greedy.exact()}
+	if s.GreedyValid {
+		s.Forest = r.greedy.edges()
+	}
+	return s, nil
+}
+
+// Restore makes a new Room continue from s, whose sketches the pipeline's
+// store already holds: the next IngestN reads update s.Updates + 1. A valid
+// forest becomes the greedy shortcut's DSU again; it returns an error, and
+// leaves the shortcut off, when s.Forest has a cycle or an edge out of
+// range.
+func (r *Room) Restore(s State) error {
+	r.updates = s.Updates
+	r.greedy.valid = false
+	if !s.GreedyValid || r.cfg.NoGreedy {
+		return nil
+	}
+	n := r.st.Params().Vertices()
+	d := dsu.New(n)
+	for i, e := range s.Forest {
+		if e.Src >= n || e.Dst >= n {
+			return fmt.Errorf("cc: forest edge %d (%d,%d) out of range for %d vertices", i, e.Src, e.Dst, n)
+		}
+		if _, merged := d.Union(e.Src, e.Dst); !merged {
+			return fmt.Errorf("cc: forest edge %d (%d,%d) closes a cycle", i, e.Src, e.Dst)
+		}
+	}
+	r.greedy.reset(d, s.Forest)
+	return nil
+}
+
 // within runs wait (the pipeline's Flush or Settle) within
 // Config.FlushTimeout.
 func (r *Room) within(ctx context.Context, wait func(context.Context) error) error {

@@ -21,7 +21,26 @@ type Schedule struct {
 	// Answer receives every answer, in order, on Run's goroutine; an error
 	// it returns stops Run.
 	Answer func(*Result) error
+	// From is the number of updates the Room holds already (a run resumed
+	// by Room.Restore); src must start right after them. Positions of At
+	// not past From were answered before and are skipped.
+	From uint64
+	// Checkpoint, when set, is called on Run's goroutine at a barrier
+	// (Room.Barrier: the gutters flushed and every batch applied) every
+	// CheckpointEvery of ingestion, and once more when ctx is done during
+	// ingestion, so that a stopped run can resume; an error it returns
+	// stops Run. The barrier at a stop is bounded by StopTimeout.
+	Checkpoint      func(ctx context.Context, st State) error
+	CheckpointEvery time.Duration
+	// StopTimeout bounds the barrier and checkpoint after ctx is done.
+	// Zero means 30 s.
+	StopTimeout time.Duration
 }
+
+// checkpointStep is the number of updates ingested between two looks at
+// the checkpoint clock: 64 Ki updates take a few milliseconds. Tests
+// lower it.
+var checkpointStep uint64 = 1 << 16
 
 // RunStats is what Run measured.
 type RunStats struct {
@@ -31,33 +50,75 @@ type RunStats struct {
 	// EndToEnd runs from the start of ingestion to the end of the final
 	// query's flush.
 	EndToEnd time.Duration
+	// Checkpoints counts the checkpoints taken, and Checkpointing is the
+	// time they took, barrier included (not in Ingest).
+	Checkpoints   int
+	Checkpointing time.Duration
 }
 
 // Run reads src in segments that end at s.At, querying at each barrier:
 // the segment's updates are all in the sketches (or the greedy DSU) when
 // the query answers, and reading resumes after it without rereading. It
 // returns an error saying where it stopped: when ctx is done ("interrupted
-// after N of M updates; no answer"), when src fails or ends early, or when
-// a query or s.Answer fails.
+// after N of M updates; no answer", after a last checkpoint when
+// s.Checkpoint is set), when src fails or ends early, or when a query,
+// s.Answer or s.Checkpoint fails. A Run with s.From > 0 continues a Room
+// restored at that count; src then starts at update s.From + 1.
 func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats, error) {
 	var st RunStats
 	total := src.Header().Updates
 	start := time.Now()
-	var done uint64
+	done := s.From
+	last := time.Now()
 	for qi, pos := range s.At {
-		want := pos - done
+		if pos <= done && qi < len(s.At)-1 {
+			continue
+		}
+		want := pos - min(pos, done)
 		t0 := time.Now()
 		var n uint64
 		var err error
-		if qi < len(s.At)-1 {
-			n, err = r.IngestN(ctx, src, want)
-		} else {
-			n, err = r.Ingest(ctx, src)
+		final := qi == len(s.At)-1
+		for {
+			step := want - n
+			chunked := s.Checkpoint != nil && s.CheckpointEvery > 0 && step > checkpointStep
+			var k uint64
+			if final && !chunked {
+				// The last segment reads to the end, so that a source
+				// holding more than its header promises reports it.
+				k, err = r.Ingest(ctx, src)
+				n += k
+				break
+			}
+			if chunked {
+				step = checkpointStep
+			}
+			k, err = r.IngestN(ctx, src, step)
+			n += k
+			if err != nil || k < step || n >= want {
+				break
+			}
+			if chunked && time.Since(last) >= s.CheckpointEvery {
+				st.Ingest += time.Since(t0)
+				if err = r.checkpoint(ctx, s, &st); err != nil {
+					if ctx.Err() == nil {
+						return st, err
+					}
+					break // stopped during the barrier: the stop checkpoint below takes over
+				}
+				last, t0 = time.Now(), time.Now()
+			}
 		}
 		st.Ingest += time.Since(t0)
 		done += n
 		if err != nil {
 			if ctx.Err() != nil {
+				if s.Checkpoint != nil {
+					if cerr := r.stopCheckpoint(ctx, s, &st); cerr != nil {
+						return st, fmt.Errorf("interrupted after %d of %d updates; no answer; %w", done, total, cerr)
+					}
+					return st, fmt.Errorf("interrupted after %d of %d updates; no answer; checkpoint taken", done, total)
+				}
 				return st, fmt.Errorf("interrupted after %d of %d updates; no answer", done, total)
 			}
 			return st, fmt.Errorf("after %d updates: %w", done, err)
@@ -72,7 +133,7 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 			}
 			return st, fmt.Errorf("query: %w", err)
 		}
-		if qi == len(s.At)-1 {
+		if final {
 			st.EndToEnd = time.Since(start) - res.CC
 		}
 		if err := s.Answer(res); err != nil {
@@ -80,4 +141,31 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 		}
 	}
 	return st, nil
+}
+
+// checkpoint takes a barrier and hands its state to s.Checkpoint.
+func (r *Room) checkpoint(ctx context.Context, s Schedule, st *RunStats) error {
+	t0 := time.Now()
+	state, err := r.Barrier(ctx)
+	if err == nil {
+		err = s.Checkpoint(ctx, state)
+	}
+	st.Checkpointing += time.Since(t0)
+	if err != nil {
+		return fmt.Errorf("checkpoint after %d updates: %w", r.updates, err)
+	}
+	st.Checkpoints++
+	return nil
+}
+
+// stopCheckpoint takes the checkpoint of a run whose ctx is done, within
+// s.StopTimeout.
+func (r *Room) stopCheckpoint(ctx context.Context, s Schedule, st *RunStats) error {
+	d := s.StopTimeout
+	if d <= 0 {
+		d = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	return r.checkpoint(cctx, s, st)
 }

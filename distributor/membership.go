@@ -108,6 +108,12 @@ type MembershipConfig struct {
 	// BindAddr is the gossip address, host:port, for UDP and TCP. Port 0
 	// picks a free port (Addr reports it). Empty means 0.0.0.0:7946.
 	BindAddr string
+	// AdvertiseHost is the IP other members reach this node's gossip at,
+	// when BindAddr's host is unspecified (0.0.0.0 or ::). Empty lets
+	// memberlist pick a private address of the host, which may be one
+	// the other members cannot reach (an IPv6 address when the cluster
+	// gossips over IPv4 loopback, say).
+	AdvertiseHost string
 	// Meta is advertised to the other members.
 	Meta NodeMeta
 	// Key encrypts the gossip (AES-GCM; 16, 24 or 32 bytes). Nil means
@@ -175,6 +181,9 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	}
 	c.BindAddr, c.BindPort = host, port
 	c.AdvertisePort = port // memberlist replaces 0 with the bound port
+	if ip := net.ParseIP(host); cfg.AdvertiseHost != "" && ip != nil && ip.IsUnspecified() {
+		c.AdvertiseAddr = cfg.AdvertiseHost
+	}
 	cfg.Meta.Name = cfg.Name
 	if cfg.Meta.Name == "" {
 		cfg.Meta.Name = defaultName(cfg.Meta.Role)

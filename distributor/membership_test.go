@@ -138,3 +138,23 @@ func TestMembershipBadKeySize(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// A member bound to the unspecified address gossips at AdvertiseHost, so a
+// main node on loopback can reach it (memberlist alone may pick another
+// address of the host, an IPv6 one say, that the cluster cannot use).
+func TestMembershipAdvertiseHost(t *testing.T) {
+	main := testMembership(t, "main", NodeMeta{Role: RoleMain}, nil)
+	w, err := NewMembership(MembershipConfig{Name: "w", BindAddr: "0.0.0.0:0", AdvertiseHost: "127.0.0.1",
+		Meta: NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:1"}, Local: true, Logger: testLogger(t).With("node", "w")})
+	requireNoError(t, err)
+	t.Cleanup(func() { w.Shutdown() })
+	if !strings.HasPrefix(w.Addr(), "127.0.0.1:") {
+		t.Fatalf("gossip advertised at %s, want 127.0.0.1:PORT", w.Addr())
+	}
+	if _, err := w.Join(main.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	if ev := nextEvent(t, main); ev.Kind != Joined || ev.Meta.Name != "w" {
+		t.Fatalf("main node saw %+v, want w joined", ev)
+	}
+}

@@ -75,6 +75,10 @@ type Config struct {
 	// which can multiply peak memory. Engine.HugePages reports whether the
 	// kernel accepted.
 	HugePages bool
+	// Sketches, when set, is the table the engine starts from (a resumed
+	// checkpoint) and then owns; its parameters must be the ones
+	// Vertices, SketchFactor and Seed give. Nil means zero sketches.
+	Sketches *sketch.Table
 }
 
 func (c *Config) ensureDefaults() {
@@ -135,7 +139,16 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(p)
+	var st *store.Store
+	if t := cfg.Sketches; t != nil {
+		if q := t.Params(); q.Vertices() != p.Vertices() || q.Factor() != p.Factor() || q.Seed() != p.Seed() {
+			return nil, fmt.Errorf("ingest: sketches of %d vertices, factor %v, seed %d; config gives %d, %v, %d",
+				q.Vertices(), q.Factor(), q.Seed(), p.Vertices(), p.Factor(), p.Seed())
+		}
+		st = store.From(t)
+	} else {
+		st = store.New(p)
+	}
 	gc.Queue = st.Queue
 	g, err := gutters.New(gc)
 	if err != nil {

@@ -66,8 +66,13 @@ type Store struct {
 
 // New returns a Store of zero sketches for p: p.TableBytes() bytes, backed
 // by memory as vertices are touched.
-func New(p sketch.Params) *Store {
-	s := &Store{p: p, table: sketch.NewTable(p), locks: make([]sync.Mutex, p.Vertices()),
+func New(p sketch.Params) *Store { return From(sketch.NewTable(p)) }
+
+// From returns a Store that owns t (a table read from a checkpoint): the
+// caller must not use t afterwards.
+func From(t *sketch.Table) *Store {
+	p := t.Params()
+	s := &Store{p: p, table: t, locks: make([]sync.Mutex, p.Vertices()),
 		progress: make(chan struct{}, 1)}
 	s.mu.out = make(map[Ticket]uint32)
 	return s

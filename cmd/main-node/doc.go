@@ -19,6 +19,11 @@
 // workers do; --local-workers 0 leaves all delta work to them while any
 // is connected (cluster.go).
 //
+// With --checkpoint-dir it saves the sketches, the stream offset, the
+// greedy forest and the parameters every --checkpoint-every and on
+// SIGTERM or SIGINT, at a barrier (package checkpoint; checkpoint.go);
+// --resume continues such a run on the same stream with the same answer.
+//
 // With --metrics-listen it serves Prometheus metrics read from the
 // engine's and the distributors' counters at scrape time (metrics.go);
 // --log-format json writes the logs as JSON lines; --version prints the
@@ -31,6 +36,7 @@
 //	          [--listen HOST:PORT [--local-workers N] [--expect-workers N]
 //	           [--cluster-key-file F]]
 //	          [--metrics-listen ADDR [--metrics-linger D]] [--log-format text|json]
+//	          [--checkpoint-dir DIR [--checkpoint-every D]] [--resume DIR] [--rate-limit N]
 //	main-node --version
 //
 // --query-at may be repeated; its positions add up, and a position given
@@ -44,6 +50,7 @@
 // object; stderr gets logs and, when it is a terminal, a progress bar
 // whose rate shows once it spans a second.
 // Exit status: 0 on success, 1 on a runtime or input error, 2 on a usage
-// error. The first Ctrl-C stops ingestion and prints no answer; a second
-// one kills the process.
+// error. The first Ctrl-C (or SIGTERM) stops ingestion and prints no
+// answer, after writing a checkpoint with --checkpoint-dir; a second one
+// kills the process.
 package main

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"sketchcc/cc"
+	"sketchcc/checkpoint"
 	"sketchcc/ingest"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -67,6 +68,7 @@ type config struct {
 	queryAt      []uint64
 	pointQueries string
 	noGreedy     bool
+	checkpoint   checkpointConfig
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
@@ -90,8 +92,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
+	addCheckpointFlags(fs, &c.checkpoint)
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
-	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off")
+	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
@@ -144,6 +147,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
 	}
+	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
 	for _, f := range c.queryAtList {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil {
@@ -168,7 +172,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
 		return err
 	}
-	src, closeSrc, err := openSource(c.stream, c.format)
+	var id checkpoint.StreamID
+	var res0 *resumed
+	if c.checkpoint.dir != "" {
+		if id, err = checkpoint.Identify(c.stream); err != nil {
+			return err
+		}
+	}
+	if c.checkpoint.resume != "" {
+		if res0, err = readResume(c, id); err != nil {
+			return err
+		}
+	}
+	var from uint64
+	if res0 != nil {
+		from = res0.meta.Updates
+	}
+	src, closeSrc, err := openSource(c.stream, c.format, from)
 	if err != nil {
 		return err
 	}
@@ -182,6 +202,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// sparse stream they would make whole 2 MiB regions resident.
 		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
 	}
+	if res0 != nil {
+		res0.apply(c, &cfg)
+	}
 	if err := checkMemory(c, cfg, h.Updates); err != nil {
 		return err
 	}
@@ -190,6 +213,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer e.Close()
+	if res0 != nil {
+		log.Info("resuming", "checkpoint", checkpoint.Path(c.checkpoint.resume), "updates", from,
+			"greedy", res0.meta.GreedyValid)
+	}
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
 		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
 
@@ -221,11 +248,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, runtime.GOMAXPROCS(0)),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
-	res, err := ingestAndQuery(ctx, c, room, src, points, log)
+	var writes checkpointWrites
+	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
+	if res0 != nil {
+		if err := room.Restore(res0.state()); err != nil {
+			return fmt.Errorf("--resume: checkpoint %s: %w", checkpoint.Path(c.checkpoint.resume), err)
+		}
+	}
+	if c.checkpoint.dir != "" {
+		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, e, &writes, log)
+	}
+	if c.checkpoint.rate > 0 {
+		src = &throttled{Source: src, rate: c.checkpoint.rate}
+	}
+	res, err := ingestAndQuery(ctx, c, room, src, sched, points, log)
 	stopProgress()
 	if err != nil {
 		return err
 	}
+	res.writes = writes
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
@@ -235,13 +276,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // openSource opens the stream at path in the given format. The returned
 // func closes it.
-func openSource(path, format string) (stream.Source, func(), error) {
+func openSource(path, format string, from uint64) (stream.Source, func(), error) {
 	if format == "binary" {
 		f, err := stream.Open(path)
 		if err != nil {
 			return nil, nil, withFormatHint(path, err)
 		}
-		return f.Reader(0, f.Header().Updates), func() { f.Close() }, nil
+		return f.Reader(from, f.Header().Updates), func() { f.Close() }, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -51,6 +51,12 @@ type runResult struct {
 	// excluded; endToEnd runs from the start of ingestion to the end of
 	// the final query's flush.
 	ingest, endToEnd time.Duration
+	// from is the update count a resumed run started at; checkpoints and
+	// checkpointing count the checkpoints taken and their time.
+	from          uint64
+	checkpoints   int
+	checkpointing time.Duration
+	writes        checkpointWrites
 }
 
 // queryPositions returns the sorted update counts after which to query:
@@ -134,7 +140,7 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 // positions and records every answer. Labels and forest files are written
 // at every query when there are several (named FILE.<updates>), and as
 // FILE for the final one.
-func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source,
+func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source, sched cc.Schedule,
 	points []pointQuery, log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
 	positions := queryPositions(c, total, log)
@@ -167,10 +173,12 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 		}
 		return nil
 	}
-	st, err := room.Run(ctx, src, cc.Schedule{At: positions, Name: c.stream, Answer: answer})
+	sched.At, sched.Answer = positions, answer
+	st, err := room.Run(ctx, src, sched)
 	if err != nil {
 		return nil, err
 	}
 	run.ingest, run.endToEnd = st.Ingest, st.EndToEnd
+	run.from, run.checkpoints, run.checkpointing = sched.From, st.Checkpoints, st.Checkpointing
 	return run, nil
 }

@@ -50,6 +50,15 @@ type summary struct {
 	Greedy               bool          `json:"greedy"`
 	Queries              []queryRecord `json:"queries"`
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
+	// ResumedFrom is the update count a --resume run started at; the
+	// rates count only the updates read since.
+	ResumedFrom       uint64  `json:"resumed_from,omitempty"`
+	Checkpoints       int     `json:"checkpoints,omitempty"`
+	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
+	// CheckpointWriteSeconds is the time spent writing checkpoints, and
+	// CheckpointBytes the size of the last one.
+	CheckpointWriteSeconds float64 `json:"checkpoint_write_seconds,omitempty"`
+	CheckpointBytes        int64   `json:"checkpoint_bytes,omitempty"`
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
@@ -58,8 +67,8 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 	s := summary{
 		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
 		IngestSeconds:       run.ingest.Seconds(),
-		InsertUpdatesPerSec: float64(res.AfterUpdates) / run.ingest.Seconds(),
-		UpdatesPerSecond:    float64(res.AfterUpdates) / run.endToEnd.Seconds(),
+		InsertUpdatesPerSec: float64(res.AfterUpdates-run.from) / run.ingest.Seconds(),
+		UpdatesPerSecond:    float64(res.AfterUpdates-run.from) / run.endToEnd.Seconds(),
 		EndToEndSeconds:     run.endToEnd.Seconds(),
 		QuerySeconds:        (res.Flush + res.CC).Seconds(),
 		FlushSeconds:        res.Flush.Seconds(),
@@ -73,6 +82,8 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Greedy:        !c.noGreedy,
 		Queries:       run.queries,
 		PeakRSSBytes:  cli.PeakRSS(),
+		ResumedFrom:   run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
+		CheckpointWriteSeconds: run.writes.write.Seconds(), CheckpointBytes: run.writes.bytes,
 	}
 	if c.json {
 		enc := json.NewEncoder(w)

@@ -159,7 +159,9 @@ summary with the exact number of components.
 			if vertices < 2 || vertices > streamgen.MaxVertices {
 				errs = append(errs, usagef("--vertices=%d, want [2, %d]", vertices, streamgen.MaxVertices))
 			}
-			if !(density >= 0 && density <= 1) {
+			if !fs.Changed("density") {
+				errs = append(errs, usagef("--density is required"))
+			} else if !(density >= 0 && density <= 1) {
 				errs = append(errs, usagef("--density=%v, want [0, 1]", density))
 			}
 			if err := errors.Join(errs...); err != nil {

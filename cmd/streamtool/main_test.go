@@ -103,6 +103,9 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errOut)
 		}
 	}
+	if _, _, errOut := streamtool(t, "gen", "erdos", "--vertices", "10", "-o", filepath.Join(dir, "e")); !strings.Contains(errOut, "--density is required") {
+		t.Errorf("gen erdos without --density: %q, want it named as required", errOut)
+	}
 	if got := listDir(t, dir); !slices.Equal(got, []string{"g.txt"}) {
 		t.Errorf("usage errors left files: %v", got)
 	}

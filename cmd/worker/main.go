@@ -175,8 +175,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer ms.Close()
 	}
 	host, _, _ := net.SplitHostPort(c.listen)
+	// The gossip is advertised at the data plane's host: the local IP
+	// that routes to the main node when --listen's host is unspecified.
+	adHost, _, _ := net.SplitHostPort(addr)
 	m, err := distributor.NewMembership(distributor.MembershipConfig{
-		Name: c.name, BindAddr: net.JoinHostPort(host, fmt.Sprint(c.gossipPort)), Key: key, Local: c.local,
+		Name: c.name, BindAddr: net.JoinHostPort(host, fmt.Sprint(c.gossipPort)), AdvertiseHost: adHost, Key: key, Local: c.local,
 		Meta:   distributor.NodeMeta{Role: distributor.RoleWorker, Addr: addr, Threads: c.threads},
 		Logger: log.With("component", "memberlist"),
 	})

@@ -106,6 +106,8 @@ func printEstimate(w io.Writer, f fleet) float64 {
 	fmt.Fprintln(w)
 	if f.mainVolumeGiB > 0 {
 		fmt.Fprintf(w, "  EBS gp3     %d GiB, %d IOPS, %d MB/s on the main node  $%8.4f/h\n", f.mainVolumeGiB, mainIOPS, mainThroughput, ebsH)
+	} else {
+		fmt.Fprintln(w, "  EBS gp3     not counted: pass --main-volume-gib (launch sizes it from the stream: its GiB + 16, at least 30)")
 	}
 	fmt.Fprintf(w, "  total                           $%8.4f/h, $%.2f for %.2g h (billed per second, 60 s minimum)\n", total, total*f.hours, f.hours)
 	fmt.Fprintln(w, "  not counted: S3 storage and requests, spot savings, data transfer out of the region")
@@ -115,7 +117,7 @@ func printEstimate(w io.Writer, f fleet) float64 {
 func setupCost(fs *pflag.FlagSet) func(context.Context, *env) error {
 	var f fleet
 	addFleetFlags(fs, &f)
-	fs.IntVar(&f.mainVolumeGiB, "main-volume-gib", 0, "EBS volume of the main node in GiB")
+	fs.IntVar(&f.mainVolumeGiB, "main-volume-gib", 0, "EBS volume of the main node in GiB (0: not counted)")
 	return func(_ context.Context, e *env) error {
 		if err := f.validate(); err != nil {
 			return usageErr(err)

@@ -50,7 +50,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	os.Exit(cli.ExitCode("aws", err, os.Stderr))
+	os.Exit(cli.ExitCode("go run ./scripts/aws", err, os.Stderr)) // the name points --help at this tool, not at the AWS CLI
 }
 
 const topUsage = `Usage: go run ./scripts/aws COMMAND [flags]

@@ -177,6 +177,36 @@ func (s *EdgeSet) Components() *dsu.DSU {
 	return d
 }
 
+// ComponentCount returns the number of connected components of the graph
+// ([0, Vertices()), s), isolated vertices included, as Components().Sets()
+// would. For a set kept as a hash set (a vertex count too large for the
+// pair bitmap) it unions only the vertices the edges touch, so its memory
+// follows the edges, not Vertices(): a 21-byte stream declaring 2^32-1
+// vertices is counted without a 16 GiB union-find.
+func (s *EdgeSet) ComponentCount() int {
+	if s.bits != nil {
+		return s.Components().Sets()
+	}
+	dense := make(map[uint32]uint32, 2*len(s.m))
+	id := func(v uint32) uint32 {
+		i, ok := dense[v]
+		if !ok {
+			i = uint32(len(dense))
+			dense[v] = i
+		}
+		return i
+	}
+	edges := make([][2]uint32, 0, len(s.m))
+	for e := range s.All() {
+		edges = append(edges, [2]uint32{id(e.Src), id(e.Dst)})
+	}
+	d := dsu.New(uint32(len(dense)))
+	for _, e := range edges {
+		d.Union(e[0], e[1])
+	}
+	return int(uint64(s.vertices)-uint64(len(dense))) + d.Sets()
+}
+
 // Result summarises a replayed stream.
 type Result struct {
 	// Vertices is the header's vertex count.
@@ -257,6 +287,6 @@ func Run(src stream.Source, cfg Config) (Result, *EdgeSet, error) {
 		}
 	}
 	res.Edges = set.Len()
-	res.Components = set.Components().Sets()
+	res.Components = set.ComponentCount()
 	return res, set, nil
 }

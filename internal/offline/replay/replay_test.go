@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -149,5 +150,38 @@ func TestRun_Multiples(t *testing.T) {
 	}
 	if int64(n) != set.Len() {
 		t.Fatalf("%d multiples edges, set has %d", n, set.Len())
+	}
+}
+
+// TestEdgeSet_ComponentCount: the count over the touched vertices of a
+// hash set equals a union-find over every vertex, for sparse and dense
+// random graphs, and a set over 2^32-1 vertices is counted without a
+// union-find over all of them.
+func TestEdgeSet_ComponentCount(t *testing.T) {
+	for _, v := range []uint32{2, 3, 64, 200, 1000} {
+		for _, n := range []int{0, 1, 10, 300, 5000} {
+			r := rand.New(rand.NewPCG(uint64(v), uint64(n)))
+			a, b := NewEdgeSet(v, 1<<40), NewEdgeSet(v, 0)
+			for range n {
+				x, y := r.Uint32N(v), r.Uint32N(v)
+				if x != y {
+					a.Toggle(stream.Edge{Src: x, Dst: y})
+					b.Toggle(stream.Edge{Src: x, Dst: y})
+				}
+			}
+			want := a.Components().Sets()
+			if got := b.ComponentCount(); got != want {
+				t.Errorf("V=%d, %d toggles: hash set counts %d components, union-find %d", v, n, got, want)
+			}
+			if got := a.ComponentCount(); got != want {
+				t.Errorf("V=%d, %d toggles: bitmap set counts %d components, union-find %d", v, n, got, want)
+			}
+		}
+	}
+	huge := NewEdgeSet(math.MaxUint32, DefaultMaxBitmapBytes)
+	huge.Toggle(stream.Edge{Src: 1, Dst: 2})
+	huge.Toggle(stream.Edge{Src: 2, Dst: math.MaxUint32 - 1})
+	if got, want := huge.ComponentCount(), math.MaxUint32-2; got != want {
+		t.Errorf("2^32-1 vertices, a path of 3: %d components, want %d", got, want)
 	}
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"sketchcc/cc"
+	"sketchcc/checkpoint"
+	"sketchcc/ingest"
+	"sketchcc/sketch"
+	"sketchcc/stream"
+)
+
+// checkpointConfig holds the flags of checkpoint and resume.
+type checkpointConfig struct {
+	dir    string        // --checkpoint-dir
+	every  time.Duration // --checkpoint-every
+	resume string        // --resume
+	rate   float64       // --rate-limit, updates per second (0: none)
+	// changed records which sketch flags the user set, so that a resume
+	// compares only those with the checkpoint.
+	seedSet, factorSet, batchSet bool
+}
+
+func addCheckpointFlags(fs *pflag.FlagSet, c *checkpointConfig) {
+	fs.StringVar(&c.dir, "checkpoint-dir", "", "write a checkpoint (sketches, stream offset, greedy forest, parameters) to DIR/"+checkpoint.FileName+" every --checkpoint-every and on SIGTERM or SIGINT")
+	fs.DurationVar(&c.every, "checkpoint-every", 0, "interval between checkpoints, taken at a barrier (gutters flushed, every batch applied); 0: only on SIGTERM or SIGINT")
+	fs.StringVar(&c.resume, "resume", "", "continue the run checkpointed in DIR on the same --stream (binary); checkpoints go on into DIR unless --checkpoint-dir says otherwise")
+	fs.Float64Var(&c.rate, "rate-limit", 0, "read at most this many updates per second (0: no limit); for tests and soak runs that need a slow stream")
+}
+
+func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
+	c.seedSet, c.factorSet, c.batchSet = fs.Changed("seed"), fs.Changed("sketch-factor"), fs.Changed("batch-factor")
+	if c.dir == "" {
+		c.dir = c.resume
+	}
+	var errs []error
+	if c.every < 0 {
+		errs = append(errs, fmt.Errorf("--checkpoint-every=%v, want >= 0", c.every))
+	}
+	if c.every > 0 && c.dir == "" {
+		errs = append(errs, errors.New("--checkpoint-every needs --checkpoint-dir"))
+	}
+	if c.dir != "" {
+		if fi, err := os.Stat(c.dir); err != nil || !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("--checkpoint-dir=%s: not a directory", c.dir))
+		}
+	}
+	if (c.dir != "" || c.resume != "") && format != "binary" {
+		errs = append(errs, fmt.Errorf("--checkpoint-dir and --resume need a binary stream, not --format=%s", format))
+	}
+	if c.rate < 0 {
+		errs = append(errs, fmt.Errorf("--rate-limit=%v, want >= 0", c.rate))
+	}
+	return errs
+}
+
+// resumed is a checkpoint read for --resume and checked against the run.
+type resumed struct {
+	meta  checkpoint.Meta
+	table *sketch.Table
+}
+
+// readResume reads the checkpoint of --resume and refuses it when it was
+// not taken on this stream with the parameters the user set.
+func readResume(c config, id checkpoint.StreamID) (*resumed, error) {
+	m, t, err := checkpoint.Read(c.checkpoint.resume)
+	if err != nil {
+		return nil, fmt.Errorf("--resume: %w", err)
+	}
+	want := checkpoint.Params{Stream: id}
+	if c.checkpoint.seedSet {
+		want.Seed = c.seed
+	}
+	if c.checkpoint.factorSet {
+		want.SketchFactor = c.sketchFactor
+	}
+	if err := m.Check(t.Params(), want); err != nil {
+		return nil, fmt.Errorf("--resume: checkpoint %s, stream %s: %w", checkpoint.Path(c.checkpoint.resume), c.stream, err)
+	}
+	return &resumed{meta: m, table: t}, nil
+}
+
+// apply makes cfg start from the checkpoint's sketches and parameters.
+func (r *resumed) apply(c config, cfg *ingest.Config) {
+	p := r.table.Params()
+	cfg.SketchFactor, cfg.Seed, cfg.Sketches = p.Factor(), p.Seed(), r.table
+	if !c.checkpoint.batchSet {
+		cfg.BatchFactor = r.meta.BatchFactor
+	}
+}
+
+// state is the Room state the checkpoint holds.
+func (r *resumed) state() cc.State {
+	return cc.State{Updates: r.meta.Updates, GreedyValid: r.meta.GreedyValid, Forest: r.meta.Forest}
+}
+
+// checkpointWrites counts what checkpointer wrote: the bytes of the last
+// checkpoint and the time spent writing (the barrier before excluded).
+type checkpointWrites struct {
+	bytes int64
+	write time.Duration
+}
+
+// checkpointer returns the Schedule's Checkpoint func writing into dir,
+// counting into w.
+func checkpointer(dir string, id checkpoint.StreamID, e *ingest.Engine, w *checkpointWrites, log *slog.Logger) func(context.Context, cc.State) error {
+	return func(_ context.Context, st cc.State) error {
+		t0 := time.Now()
+		m := checkpoint.Meta{Stream: id, Updates: st.Updates, BatchFactor: e.Config().BatchFactor,
+			GreedyValid: st.GreedyValid, Forest: st.Forest}
+		n, err := checkpoint.Write(dir, m, e.Store().Table())
+		if err != nil {
+			return err
+		}
+		w.bytes = n
+		w.write += time.Since(t0)
+		log.Info("checkpoint", "updates", st.Updates, "bytes", n, "greedy", st.GreedyValid,
+			"duration", time.Since(t0), "path", checkpoint.Path(dir))
+		return nil
+	}
+}
+
+// throttled is a stream.Source that reads at most rate updates per second.
+type throttled struct {
+	stream.Source
+	rate  float64
+	start time.Time
+	read  uint64
+}
+
+func (t *throttled) Read(dst []stream.Update) (int, error) {
+	if t.start.IsZero() {
+		t.start = time.Now()
+	}
+	// Reading in pieces of a tenth of a second keeps the pace even.
+	dst = dst[:min(len(dst), max(1, int(t.rate/10)))]
+	if ahead := time.Duration(float64(t.read)/t.rate*float64(time.Second)) - time.Since(t.start); ahead > 0 {
+		time.Sleep(ahead)
+	}
+	n, err := t.Source.Read(dst)
+	t.read += uint64(n)
+	return n, err
+}
