@@ -23,6 +23,13 @@ type Forest struct {
 
 // BoruvkaStats counts the work of one SpanningForest call.
 type BoruvkaStats struct {
+	// Reads is the number of vertex sketches read (with the vertex's
+	// buffered updates, when the query reads them), over all rounds.
+	Reads int
+	// Vertices is the number of vertices in the supernodes Boruvka had to
+	// resolve (all of them for a full query; fewer when the query reuses
+	// the components of the last answer that no deletion re-opened).
+	Vertices int
 	// Rounds is the number of Boruvka rounds run (columns used).
 	Rounds int
 	// Samples is the number of supernode samples drawn.
@@ -41,24 +48,29 @@ type BoruvkaStats struct {
 // connected components in d. Round r samples column r of every unfinished
 // supernode's sketch (the XOR of its vertices' sketches), unions the
 // sampled edges, and stops when every supernode samples Zero (Ahn, Guha,
-// McGregor, SODA 2012, §3). t is only read, so ingestion can go on after a
-// query; no other goroutine may write it meanwhile.
+// McGregor, SODA 2012, §3). Every set of d must be connected in the graph.
+// t is only read, so ingestion can go on after a query; no other goroutine
+// may write it meanwhile.
 //
 // The supernode sketches of each round are merged and sampled by up to
 // workers goroutines, which it starts and waits for. The answer does not
 // depend on workers: samples are per supernode and the unions are applied
-// in vertex order by the caller's goroutine.
+// in order by the caller's goroutine.
 //
 // It returns an error wrapping ErrTooManyRounds, with the number of
 // unfinished supernodes, when the columns run out first; the partition in d
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
 func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(t, d, workers, t.Params().Columns())
+	return spanningForest(t, d, workers, t.Params().Columns(), nil, nil)
 }
 
-// spanningForest is SpanningForest with at most rounds rounds (<= columns).
-func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, BoruvkaStats, error) {
+// spanningForest is SpanningForest with at most rounds rounds (<= columns)
+// that leaves alone every set of d whose root is marked in finished (a
+// component known to be complete; nil marks none) and adds held's
+// buffered updates to the sketches it reads. A round's work follows the
+// vertices of the supernodes still active, not all vertices.
+func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished []bool, held heldFunc) (Forest, BoruvkaStats, error) {
 	p := t.Params()
 	n := p.Vertices()
 	if d.Len() != n {
@@ -68,56 +80,66 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 	var (
 		st      BoruvkaStats
 		forest  Forest
-		root    = make([]uint32, n) // root of each vertex at the round's start
+		root    = make([]uint32, n) // by vertex of verts: its root at the round's start
 		done    = make([]bool, n)   // by root: sampled Zero, a finished component
 		slot    = make([]int32, n)  // by root: index in active, or -1
-		active  []uint32            // unfinished supernodes (roots), in vertex order
-		start   []int32             // members of active[i] are members[start[i]:start[i+1]]
-		members = make([]uint32, 0, n)
+		verts   = make([]uint32, 0, n)
+		active  []uint32 // unfinished supernodes (roots), by first member
+		start   []int32  // members of active[i] are members[start[i]:start[i+1]]
+		members []uint32
 		samples []sample // by active index
 		fill    []int32
-		remain  = d.Sets()
+		remain  int
 	)
+	for v := range n {
+		slot[v] = -1
+		rt := d.Find(v)
+		if finished != nil && finished[rt] {
+			continue
+		}
+		if rt == v {
+			remain++
+		}
+		verts = append(verts, v)
+	}
+	st.Vertices = len(verts)
 	for r := range rounds {
+		if remain == 0 {
+			break
+		}
 		st.Rounds++
-		// Snapshot the partition and group the vertices of unfinished
-		// supernodes by supernode (a counting sort).
+		// Snapshot the partition of the active vertices and group them by
+		// supernode (a counting sort).
 		active = active[:0]
-		for v := range n {
+		for _, v := range verts {
 			rt := d.Find(v)
 			root[v] = rt
-			slot[v] = -1
-		}
-		for v := range n {
-			if root[v] == v && !done[v] {
-				slot[v] = int32(len(active))
-				active = append(active, v)
+			if slot[rt] < 0 {
+				slot[rt] = int32(len(active))
+				active = append(active, rt)
 			}
 		}
 		start = append(start[:0], make([]int32, len(active)+1)...)
-		for v := range n {
-			if s := slot[root[v]]; s >= 0 {
-				start[s+1]++
-			}
+		for _, v := range verts {
+			start[slot[root[v]]+1]++
 		}
 		for i := range active {
 			start[i+1] += start[i]
 		}
-		members = members[:start[len(active)]]
+		members = append(members[:0], make([]uint32, len(verts))...)
 		fill = append(fill[:0], start[:len(active)]...)
-		for v := range n {
-			if s := slot[root[v]]; s >= 0 {
-				members[fill[s]] = v
-				fill[s]++
-			}
+		for _, v := range verts {
+			s := slot[root[v]]
+			members[fill[s]] = v
+			fill[s]++
 		}
 		// Sample every unfinished supernode, in parallel.
 		if cap(samples) < len(active) {
 			samples = make([]sample, len(active))
 		}
 		samples = samples[:len(active)]
-		sampleRound(t, r, active, start, members, samples, workers)
-		// Apply the samples in vertex order.
+		st.Reads += sampleRound(t, r, active, start, members, samples, workers, held)
+		// Apply the samples in order.
 		fails, merges := 0, 0
 		var edges []stream.Edge
 		for i, v := range active {
@@ -131,7 +153,14 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 				fails++
 			case sketch.Good:
 				a, b := sketch.EdgeOf(s.idx)
-				if a >= b || b >= n || (root[a] == v) == (root[b] == v) {
+				if a >= b || b >= n {
+					st.BadSamples++
+					fails++
+					continue
+				}
+				ra, rb := d.Find(a), d.Find(b)
+				// One end in the supernode, the other in an active one.
+				if (ra == v) == (rb == v) || slot[ra] < 0 || slot[rb] < 0 {
 					st.BadSamples++
 					fails++
 					continue
@@ -139,7 +168,14 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 				edges = append(edges, stream.Edge{Src: a, Dst: b})
 			}
 		}
+		for _, v := range active {
+			slot[v] = -1
+		}
 		for _, e := range edges {
+			if done[d.Find(e.Src)] || done[d.Find(e.Dst)] {
+				st.BadSamples++ // an edge into a supernode that sampled Zero
+				continue
+			}
 			if _, ok := d.Union(e.Src, e.Dst); ok {
 				forest.Edges = append(forest.Edges, e)
 				merges++
@@ -151,6 +187,18 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int) (Forest, B
 		if remain == 0 || (merges == 0 && fails == 0) {
 			return forest, st, nil
 		}
+		// Drop the vertices of finished supernodes.
+		k := 0
+		for _, v := range verts {
+			if !done[root[v]] {
+				verts[k] = v
+				k++
+			}
+		}
+		verts = verts[:k]
+	}
+	if remain == 0 {
+		return forest, st, nil
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
 		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())
@@ -165,27 +213,46 @@ type sample struct {
 const sampleBlock = 64
 
 // bigSupernode is the member count from which one supernode's sketch is
-// merged by all goroutines.
-const bigSupernode = 2048
+// merged by all goroutines; bigHeldSupernode is that count when the
+// members' buffered updates are hashed too (about a thousand per vertex
+// on the Kronecker streams between queries), so a few re-opened pieces of
+// a few hundred vertices each keep every core busy.
+const (
+	bigSupernode     = 2048
+	bigHeldSupernode = 128
+)
 
-// mergeParallel returns the column view (deterministic bucket, then rows
-// of the column [colLo, colHi)) of the XOR of the sketches of ms, merged by
-// workers goroutines into private views and then combined.
-func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sketch.Bucket {
+// heldFunc adds to view, the column view of round r (deterministic bucket,
+// then the rows of column r) of a supernode, the updates of vertex v that
+// are not yet in v's sketch (buffered in its gutter); nil when the sketches
+// hold every update.
+type heldFunc func(view []sketch.Bucket, r int, v uint32)
+
+// memberView XORs into view the column view of round r of the vertices ms:
+// their sketches' deterministic buckets and rows [colLo, colHi), and what
+// held adds.
+func memberView(t *sketch.Table, view []sketch.Bucket, r, colLo, colHi int, ms []uint32, held heldFunc) {
+	for _, v := range ms {
+		s := t.Sketch(v)
+		view[0].Alpha ^= s[0].Alpha
+		view[0].Gamma ^= s[0].Gamma
+		sketch.Merge(view[1:], s[colLo:colHi])
+		if held != nil {
+			held(view, r, v)
+		}
+	}
+}
+
+// mergeParallel returns the column view of round r of the vertices ms,
+// merged by workers goroutines into private views and then combined.
+func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, held heldFunc) []sketch.Bucket {
 	w := 1 + colHi - colLo
 	views := make([]sketch.Bucket, workers*w)
 	var wg sync.WaitGroup
 	for k := range workers {
 		part := ms[k*len(ms)/workers : (k+1)*len(ms)/workers]
 		view := views[k*w : (k+1)*w]
-		wg.Go(func() {
-			for _, v := range part {
-				s := t.Sketch(v)
-				view[0].Alpha ^= s[0].Alpha
-				view[0].Gamma ^= s[0].Gamma
-				sketch.Merge(view[1:], s[colLo:colHi])
-			}
-		})
+		wg.Go(func() { memberView(t, view, r, colLo, colHi, part, held) })
 	}
 	wg.Wait()
 	for k := 1; k < workers; k++ {
@@ -195,25 +262,54 @@ func mergeParallel(t *sketch.Table, ms []uint32, colLo, colHi, workers int) []sk
 }
 
 // sampleRound fills samples[i] with the sample of column r of supernode
-// active[i], whose vertices are members[start[i]:start[i+1]]. r is below
-// the column count and every slice sampled is a sketch or a column view,
-// so Sample's and SampleColumn's errors cannot occur and are not checked.
-func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int) {
+// active[i], whose vertices are members[start[i]:start[i+1]], and returns
+// the number of vertices whose sketches it read. r is below the column
+// count and every slice sampled is a sketch or a column view, so Sample's
+// and SampleColumn's errors cannot occur and are not checked.
+//
+// The largest supernode is not merged: every update adds its index to two
+// sketches, so the XOR of all vertices' sketches is zero, and every vertex
+// outside the active supernodes is in a finished component, whose XOR is
+// zero too (no edge leaves it). The largest supernode's view is therefore
+// the XOR of the other active supernodes' views, which are merged anyway;
+// a round costs what the smaller supernodes hold, and a lone active
+// supernode samples Zero without reading a sketch. held must keep that
+// balance: it adds each update to both endpoints or to neither.
+func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int, held heldFunc) (reads int) {
 	p := t.Params()
 	w := p.Rows() + 1
 	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
+	largest := 0
+	for i := range active {
+		if start[i+1]-start[i] > start[largest+1]-start[largest] {
+			largest = i
+		}
+	}
+	// acc[k·w:(k+1)·w] is goroutine k's XOR of the views it merged.
+	nw := 1
+	if workers > 1 && len(active) > sampleBlock {
+		nw = min(workers, (len(active)+sampleBlock-1)/sampleBlock)
+	}
+	acc := make([]sketch.Bucket, (nw+1)*w)
 	// A supernode of many vertices (the giant component of a dense graph)
 	// is merged by all goroutines, each into its own view, so that it does
 	// not leave one goroutine working while the others wait.
-	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigSupernode }
+	bigAt := bigSupernode
+	if held != nil {
+		bigAt = bigHeldSupernode
+	}
+	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigAt }
 	for i := range active {
-		if ms := members[start[i]:start[i+1]]; big(ms) {
-			samples[i].idx, samples[i].res, _ = p.SampleColumn(mergeParallel(t, ms, colLo, colHi, workers))
+		if ms := members[start[i]:start[i+1]]; i != largest && big(ms) {
+			view := mergeParallel(t, ms, r, colLo, colHi, workers, held)
+			samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
+			sketch.Merge(acc[nw*w:], view)
 		}
 	}
 	var next atomic.Int64
-	work := func() {
+	work := func(k int) {
 		view := make([]sketch.Bucket, w)
+		sum := acc[k*w : (k+1)*w]
 		for {
 			lo := int(next.Add(sampleBlock)) - sampleBlock
 			if lo >= len(active) {
@@ -221,31 +317,36 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 			}
 			for i := lo; i < min(lo+sampleBlock, len(active)); i++ {
 				ms := members[start[i]:start[i+1]]
-				if big(ms) {
+				if i == largest || big(ms) {
 					continue
 				}
-				if len(ms) == 1 {
-					samples[i].idx, samples[i].res, _ = p.Sample(t.Sketch(ms[0]), r)
+				if len(ms) == 1 && held == nil {
+					s := t.Sketch(ms[0])
+					samples[i].idx, samples[i].res, _ = p.Sample(s, r)
+					sum[0].Alpha ^= s[0].Alpha
+					sum[0].Gamma ^= s[0].Gamma
+					sketch.Merge(sum[1:], s[colLo:colHi])
 					continue
 				}
 				clear(view)
-				for _, v := range ms {
-					s := t.Sketch(v)
-					view[0].Alpha ^= s[0].Alpha
-					view[0].Gamma ^= s[0].Gamma
-					sketch.Merge(view[1:], s[colLo:colHi])
-				}
+				memberView(t, view, r, colLo, colHi, ms, held)
 				samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
+				sketch.Merge(sum, view)
 			}
 		}
 	}
-	if workers == 1 || len(active) <= sampleBlock {
-		work()
-		return
+	if nw == 1 {
+		work(0)
+	} else {
+		var wg sync.WaitGroup
+		for k := range nw {
+			wg.Go(func() { work(k) })
+		}
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	for range min(workers, (len(active)+sampleBlock-1)/sampleBlock) {
-		wg.Go(work)
+	for k := 1; k <= nw; k++ {
+		sketch.Merge(acc[:w], acc[k*w:(k+1)*w])
 	}
-	wg.Wait()
+	samples[largest].idx, samples[largest].res, _ = p.SampleColumn(acc[:w])
+	return len(members) - int(start[largest+1]-start[largest])
 }

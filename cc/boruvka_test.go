@@ -128,7 +128,7 @@ func TestSpanningForestRunsOut(t *testing.T) {
 	}
 	// One round (as if the sketch had one column) cannot join a path of
 	// 4096 vertices.
-	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1)
+	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1, nil, nil)
 	if !errors.Is(err, ErrTooManyRounds) {
 		t.Fatalf("err = %v, want ErrTooManyRounds", err)
 	}
@@ -137,23 +137,10 @@ func TestSpanningForestRunsOut(t *testing.T) {
 // BenchmarkSpanningForest runs a full Boruvka query, on all cores, over a
 // random graph with average degree 16.
 func BenchmarkSpanningForest(b *testing.B) {
-	for _, lg := range []int{12, 15} {
+	for _, lg := range []int{12, 13, 15, 17} {
 		b.Run("vertices=2^"+strconv.Itoa(lg), func(b *testing.B) {
 			n := uint32(1) << lg
-			p := mustParams(b, n, 1, 1)
-			tab := sketch.NewTable(p)
-			rng := rand.New(rand.NewPCG(3, 3))
-			for v := range n {
-				for range 8 {
-					u := rng.Uint32N(n)
-					if u == v {
-						continue
-					}
-					idx := sketch.EdgeIndex(u, v)
-					p.Update(tab.Sketch(u), idx)
-					p.Update(tab.Sketch(v), idx)
-				}
-			}
+			_, tab := degree16Table(b, n)
 			d := dsu.New(n)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -163,6 +150,63 @@ func BenchmarkSpanningForest(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "vertices/s")
+		})
+	}
+}
+
+// degree16Table returns the sketches of a random graph on n vertices with
+// average degree 16.
+func degree16Table(b *testing.B, n uint32) (sketch.Params, *sketch.Table) {
+	p := mustParams(b, n, 1, 1)
+	tab := sketch.NewTable(p)
+	rng := rand.New(rand.NewPCG(3, 3))
+	for v := range n {
+		for range 8 {
+			u := rng.Uint32N(n)
+			if u == v {
+				continue
+			}
+			idx := sketch.EdgeIndex(u, v)
+			p.Update(tab.Sketch(u), idx)
+			p.Update(tab.Sketch(v), idx)
+		}
+	}
+	return p, tab
+}
+
+// BenchmarkReopenedQuery is a query that reuses the last answer: one
+// forest edge of the giant component is deleted, and Boruvka resolves the
+// re-opened component from the trees of the forest edges still present,
+// as Room.Query does (the sketches hold every update).
+func BenchmarkReopenedQuery(b *testing.B) {
+	for _, lg := range []int{13, 15, 17} {
+		b.Run("vertices=2^"+strconv.Itoa(lg), func(b *testing.B) {
+			n := uint32(1) << lg
+			p, tab := degree16Table(b, n)
+			d := dsu.New(n)
+			forest, _, err := SpanningForest(tab, d, runtime.GOMAXPROCS(0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var g greedyCC
+			g.reset(d, forest.Edges)
+			e := forest.Edges[len(forest.Edges)/2]
+			idx := sketch.EdgeIndex(e.Src, e.Dst)
+			p.Update(tab.Sketch(e.Src), idx)
+			p.Update(tab.Sketch(e.Dst), idx)
+			g.apply([]stream.Update{{Type: stream.Delete, Edge: e}})
+			rounds, reads := 0, 0
+			b.ReportAllocs()
+			for b.Loop() {
+				d, _, finished := g.start()
+				_, st, err := spanningForest(tab, d, runtime.GOMAXPROCS(0), p.Columns(), finished, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rounds, reads = st.Rounds, st.Reads
+			}
+			b.ReportMetric(float64(rounds), "rounds")
+			b.ReportMetric(float64(reads), "sketches-read")
 		})
 	}
 }

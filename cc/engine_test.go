@@ -20,6 +20,9 @@ type testConfig struct {
 	QueueBatches int
 	NoGreedy     bool
 	Readers      int
+	// ApplyPieces makes every query that reuses the last answer sketch
+	// the re-opened pieces' buffered ids into the store, however few.
+	ApplyPieces bool
 }
 
 // engine is a query room over an in-process ingest.Engine, as main-node
@@ -36,7 +39,11 @@ func newEngine(cfg testConfig) (engine, error) {
 	if err != nil {
 		return engine{}, err
 	}
-	return engine{Room: New(pipe, Config{NoGreedy: cfg.NoGreedy}), pipe: pipe}, nil
+	room := New(pipe, Config{NoGreedy: cfg.NoGreedy})
+	if cfg.ApplyPieces {
+		room.applyAt = 0
+	}
+	return engine{Room: room, pipe: pipe}, nil
 }
 
 // Close closes the pipeline.

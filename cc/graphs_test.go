@@ -162,13 +162,26 @@ func TestAs733Snapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	e, err := newEngine(testConfig{Vertices: f.Header().Vertices, BatchFactor: 0.1})
+	// The query that reuses the last answer, with the re-opened pieces'
+	// buffered ids hashed or sketched, and the full query.
+	for _, cfg := range []testConfig{{BatchFactor: 0.1}, {BatchFactor: 1}, {BatchFactor: 1, ApplyPieces: true}, {NoGreedy: true}} {
+		cfg.Vertices = f.Header().Vertices
+		as733Snapshots(t, f, cfg, summary.Snapshots, known)
+	}
+}
+
+func as733Snapshots(t *testing.T, f *stream.File, cfg testConfig, snapshots []struct {
+	AfterUpdates uint64 `json:"after_updates"`
+	Components   int    `json:"components"`
+}, known []int) {
+	const path = "../testdata/as733.bin"
+	e, err := newEngine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
 	var lo uint64
-	for i, s := range summary.Snapshots {
+	for i, s := range snapshots {
 		if _, err := e.Ingest(context.Background(), f.Reader(lo, s.AfterUpdates)); err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +194,7 @@ func TestAs733Snapshots(t *testing.T) {
 		if truth != known[i] {
 			t.Fatalf("snapshot %d: union-find %d, data README %d", i, truth, known[i])
 		}
-		checkAgainstTruth(t, fmt.Sprintf("snapshot %d after %d updates", i, s.AfterUpdates), res, labels, truth)
+		checkAgainstTruth(t, fmt.Sprintf("%+v: snapshot %d after %d updates", cfg, i, s.AfterUpdates), res, labels, truth)
 	}
 }
 

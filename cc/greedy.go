@@ -6,16 +6,34 @@ import (
 	"sketchcc/stream"
 )
 
-// greedyCC keeps the answer of the last full query exact while the stream
-// allows it: the "GreedyCC" shortcut of Landscape (Tench et al., ALENEX
-// 2025, §5). After a full query the DSU holds the components and forest a
-// spanning forest of the graph. Under toggle semantics an update of edge e
-// either
-//   - toggles a forest edge off: the forest may no longer span; invalid
-//     until the next full query;
-//   - joins two components (e cannot have been present, or they would be
-//     one component): union them and add e to the forest;
-//   - toggles a non-forest edge inside a component: nothing changes.
+// greedyCC keeps the answer of the last query current while the stream
+// allows it, and otherwise narrows what the next query must recompute. It
+// extends the "GreedyCC" shortcut of Landscape (Tench et al., ALENEX 2025,
+// §5) with the idea behind sketch-based dynamic spanning forests: a deleted
+// forest edge re-opens only the component it was in.
+//
+// After a query, the DSU holds the components and the forest set a
+// spanning forest of the graph; every set is clean. Invariants kept from
+// then on, under toggle semantics:
+//   - every forest edge is present in the graph, the forest is acyclic and
+//     each of its trees lies inside one DSU set;
+//   - every connected component of the graph lies inside one DSU set;
+//   - a clean set is exactly one component, spanned by its forest edges.
+//
+// An update of edge e = {u, v}:
+//   - between two clean sets: e cannot have been present (they were two
+//     components), so it is now; union them, add e to the forest, clean;
+//   - between two sets, one of them dirty: e may have been present (a
+//     dirty set may be split in the graph), so its toggle may connect or
+//     disconnect; union them and mark the union dirty, without e;
+//   - inside a set, a forest edge: it is gone; remove it from the forest
+//     and mark the set dirty (its component may have split);
+//   - inside a set, any other edge: no set changes.
+//
+// A query answers from the DSU alone while no set is dirty. Otherwise the
+// forest's trees are a partition into connected pieces, the clean sets are
+// finished components, and Boruvka needs to resolve only the dirty sets,
+// starting from their trees (Room.Query).
 //
 // The type byte is not trusted, so an ill-formed stream (a duplicate
 // insert, a delete of an absent edge) cannot make the answer wrong.
@@ -24,50 +42,154 @@ import (
 type greedyCC struct {
 	valid  bool
 	d      *dsu.DSU
-	forest []stream.Edge
-	set    edgeSet // edge indices of forest
+	dirty  []bool // by DSU root
+	dirtyN int    // dirty sets
+	forest edgeSet
 }
 
 // reset makes the state the answer of a full query: d (taken over) and its
-// spanning forest.
+// spanning forest, every set clean.
 func (g *greedyCC) reset(d *dsu.DSU, forest []stream.Edge) {
 	g.d = d
-	g.forest = append(g.forest[:0], forest...)
-	g.set.reset(2 * len(forest))
-	for _, e := range forest {
-		g.set.add(sketch.EdgeIndex(e.Src, e.Dst))
+	if len(g.dirty) != int(d.Len()) {
+		g.dirty = make([]bool, d.Len())
+	} else {
+		clear(g.dirty)
 	}
+	g.dirtyN = 0
+	g.forest.reset(2 * len(forest))
+	for _, e := range forest {
+		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
+	}
+	g.compress()
 	g.valid = true
 }
 
-// apply updates the state for us, in order. It stops at the first forest
-// edge toggled off and leaves the state invalid.
+// extend makes the state the answer of a query that resumed from start:
+// d (taken over) is its partition and added the forest edges its Boruvka
+// rounds found; the forest set already holds the edges start returned.
+func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
+	g.d = d
+	clear(g.dirty)
+	g.dirtyN = 0
+	for _, e := range added {
+		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
+	}
+	g.forest.refilter()
+	g.compress()
+}
+
+// compress shortens every path of the DSU once: apply finds two roots per
+// update.
+func (g *greedyCC) compress() {
+	for v := range g.d.Len() {
+		g.d.Find(v)
+	}
+}
+
+// exact reports whether the DSU is the answer for every update applied.
+func (g *greedyCC) exact() bool { return g.valid && g.dirtyN == 0 }
+
+// apply updates the state for us, in order.
 func (g *greedyCC) apply(us []stream.Update) {
 	d := g.d
 	for i := range us {
 		u, v := us[i].Src, us[i].Dst
 		ru, rv := d.Find(u), d.Find(v)
 		if ru != rv {
-			d.Union(ru, rv)
-			e := stream.Edge{Src: u, Dst: v}.Canonical()
-			g.forest = append(g.forest, e)
-			g.set.add(sketch.EdgeIndex(u, v))
+			du, dv := g.dirty[ru], g.dirty[rv]
+			r, _ := d.Union(ru, rv)
+			if !du && !dv {
+				g.forest.add(sketch.EdgeIndex(u, v))
+				continue
+			}
+			if du && dv {
+				g.dirtyN--
+			}
+			g.dirty[ru], g.dirty[rv] = false, false
+			g.dirty[r] = true
 			continue
 		}
-		if g.set.has(sketch.EdgeIndex(u, v)) {
-			g.valid = false
-			return
+		if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) && g.forest.remove(idx) && !g.dirty[ru] {
+			g.dirty[ru] = true
+			g.dirtyN++
 		}
 	}
+}
+
+// start returns where Boruvka resumes from: a DSU of the forest's trees
+// (connected pieces of the graph), the forest's edges, and, by root of
+// that DSU, which trees are whole clean sets, finished components.
+func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
+	n := g.d.Len()
+	d = dsu.New(n)
+	forest = g.edges()
+	for _, e := range forest {
+		d.Union(e.Src, e.Dst)
+	}
+	finished = make([]bool, n)
+	for v := range n {
+		if !g.dirty[g.d.Find(v)] {
+			finished[d.Find(v)] = true
+		}
+	}
+	return d, forest, finished
+}
+
+// edges returns the forest's edges, each with Src < Dst, in no set order.
+func (g *greedyCC) edges() []stream.Edge {
+	es := make([]stream.Edge, 0, g.forest.n)
+	for _, idx := range g.forest.slots {
+		if idx != 0 {
+			a, b := sketch.EdgeOf(idx)
+			es = append(es, stream.Edge{Src: a, Dst: b})
+		}
+	}
+	return es
 }
 
 // edgeSet is an open-addressing hash set of non-zero edge indices with
 // linear probing, at most half full: one or two cache lines per lookup,
 // which a Go map does not promise.
+//
+// A bit filter answers most lookups of absent indices (the common case:
+// most updates do not touch the forest) from a table of about 32 bits per
+// slot that stays in the L1 or L2 cache: a clear bit means absent.
+// Removals leave their bits set, so the filter only ever errs towards a
+// probe.
 type edgeSet struct {
-	slots []uint64 // 0 marks an empty slot
-	n     int
-	shift uint
+	slots  []uint64 // 0 marks an empty slot
+	n      int
+	shift  uint
+	filter []uint64
+	fshift uint
+	stale  int // removals whose filter bits are still set
+}
+
+// refilter rebuilds the filter once removals have left as many stale bits
+// as there are entries, so that it keeps answering most lookups.
+func (s *edgeSet) refilter() {
+	if s.stale <= s.n {
+		return
+	}
+	clear(s.filter)
+	for _, x := range s.slots {
+		if x != 0 {
+			s.mark(x)
+		}
+	}
+	s.stale = 0
+}
+
+// mayHave reports false only when idx is absent.
+func (s *edgeSet) mayHave(idx uint64) bool {
+	h := (idx * 0xd6e8feb86659fd93) >> s.fshift
+	return s.filter[h>>6]&(1<<(h&63)) != 0
+}
+
+func (s *edgeSet) mark(idx uint64) {
+	h := (idx * 0xd6e8feb86659fd93) >> s.fshift
+	s.filter[h>>6] |= 1 << (h & 63)
 }
 
 func (s *edgeSet) reset(capacity int) {
@@ -86,6 +208,16 @@ func (s *edgeSet) reset(capacity int) {
 	for x := size; x > 1; x >>= 1 {
 		s.shift--
 	}
+	// 16 filter bits per slot, at least one word.
+	words := max(1, size/4)
+	if cap(s.filter) >= words {
+		s.filter = s.filter[:words]
+		clear(s.filter)
+	} else {
+		s.filter = make([]uint64, words)
+	}
+	s.fshift = s.shift - 4
+	s.stale = 0
 }
 
 func (s *edgeSet) slot(idx uint64) int {
@@ -111,6 +243,7 @@ func (s *edgeSet) add(idx uint64) {
 		case 0:
 			s.slots[i] = idx
 			s.n++
+			s.mark(idx)
 			return
 		}
 	}
@@ -126,4 +259,30 @@ func (s *edgeSet) has(idx uint64) bool {
 			return false
 		}
 	}
+}
+
+// remove deletes idx and reports whether it was there. It shifts later
+// entries of the probe run back (no tombstones), so lookups stay short.
+func (s *edgeSet) remove(idx uint64) bool {
+	mask := len(s.slots) - 1
+	i := s.slot(idx)
+	for s.slots[i] != idx {
+		if s.slots[i] == 0 {
+			return false
+		}
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; s.slots[j] != 0; j = (j + 1) & mask {
+		// The entry at j may move to the hole at i when its home slot k
+		// is not cyclically in (i, j].
+		k := s.slot(s.slots[j])
+		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
+			s.slots[i] = s.slots[j]
+			i = j
+		}
+	}
+	s.slots[i] = 0
+	s.n--
+	s.stale++
+	return true
 }

@@ -44,24 +44,31 @@ func queryAt(t *testing.T, path string, cfg testConfig, at []uint64) []*Result {
 func TestMultiplesEvery852(t *testing.T) {
 	want := []int{469, 307, 235, 200, 177, 151, 135, 107, 88, 78}
 	at := []uint64{852, 1704, 2556, 3408, 4260, 5112, 5964, 6816, 7668, 8528}
-	for _, noGreedy := range []bool{false, true} {
-		res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", testConfig{NoGreedy: noGreedy, BatchFactor: 0.2}, at)
-		var got []int
-		for _, r := range res {
-			got = append(got, r.Components)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("no-greedy=%v: components %v, want %v", noGreedy, got, want)
+	// Batch factor 1 leaves most updates in the gutters at every query, so
+	// the queries that reuse the last answer read them there.
+	for _, bf := range []float64{0.2, 1} {
+		for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}} {
+			cfg.BatchFactor = bf
+			res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
+			var got []int
+			for _, r := range res {
+				got = append(got, r.Components)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%+v: components %v, want %v", cfg, got, want)
+			}
 		}
 	}
 }
 
 // TestQueriesDuringErdosStreams queries dynamic Erdős streams with many
-// deletions at 12 points each, with and without the greedy shortcut. On
-// an insert-only real graph every query after the first must come from the
+// deletions at 12 points each, with and without the greedy shortcut, and
+// checks that some queries resolve only the components a deleted forest
+// edge re-opened. On an insert-only real graph every query after the first must come from the
 // greedy DSU.
 func TestQueriesDuringErdosStreams(t *testing.T) {
 	dir := t.TempDir()
+	reopened := 0
 	for _, g := range []struct {
 		v uint32
 		p float64
@@ -86,20 +93,32 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 			for i := uint64(1); i <= points; i++ {
 				at = append(at, sum.Updates*i/points)
 			}
-			greedy := 0
-			for _, noGreedy := range []bool{false, true} {
-				for _, r := range queryAt(t, path, testConfig{NoGreedy: noGreedy, BatchFactor: 0.1}, at) {
+			greedy, partial := 0, 0
+			for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}} {
+				cfg.BatchFactor = 0.1
+				noGreedy := cfg.NoGreedy
+				for _, r := range queryAt(t, path, cfg, at) {
 					if r.Greedy {
 						if noGreedy {
 							t.Fatal("greedy answer with NoGreedy set")
 						}
 						greedy++
 					}
+					if !r.Greedy && r.Boruvka.Vertices < int(g.v) {
+						if noGreedy {
+							t.Fatalf("Boruvka over %d of %d vertices with NoGreedy set", r.Boruvka.Vertices, g.v)
+						}
+						partial++
+					}
 				}
 			}
-			t.Logf("%s: %d updates, %d deletes, %d of %d queries answered greedily",
-				filepath.Base(path), sum.Updates, sum.Deletes, greedy, points)
+			reopened += partial
+			t.Logf("%s: %d updates, %d deletes, %d of %d queries answered greedily, %d by Boruvka over re-opened components only",
+				filepath.Base(path), sum.Updates, sum.Deletes, greedy, points, partial)
 		}
+	}
+	if reopened == 0 {
+		t.Error("no query resolved only the re-opened components")
 	}
 	// Insert-only: the greedy DSU stays valid.
 	var at []uint64
@@ -139,18 +158,32 @@ func TestGreedyIllFormedStream(t *testing.T) {
 	t.Logf("%d of %d queries answered greedily, by Query and by Run", greedy, 2*len(at))
 }
 
-// TestEdgeSet checks the greedy shortcut's forest edge set against a map.
+// TestEdgeSet checks the greedy shortcut's forest edge set, with adds and
+// removes, against a map.
 func TestEdgeSet(t *testing.T) {
 	var s edgeSet
 	s.reset(4)
 	in := map[uint64]bool{}
 	rng := rand.New(rand.NewPCG(1, 1))
-	for range 5000 {
+	for range 20000 {
 		x := rng.Uint64N(3000) + 1
+		if rng.IntN(3) == 0 {
+			if s.remove(x) != in[x] {
+				t.Fatalf("remove(%d) = %v, want %v", x, !in[x], in[x])
+			}
+			delete(in, x)
+			continue
+		}
 		s.add(x)
 		in[x] = true
+		if rng.IntN(500) == 0 {
+			s.refilter()
+		}
 	}
 	for x := uint64(1); x <= 3100; x++ {
+		if !in[x] && s.has(x) || in[x] && !s.mayHave(x) {
+			t.Fatalf("has(%d) = %v, mayHave %v, want %v", x, s.has(x), s.mayHave(x), in[x])
+		}
 		if s.has(x) != in[x] {
 			t.Fatalf("has(%d) = %v, want %v", x, s.has(x), in[x])
 		}

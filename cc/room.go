@@ -6,9 +6,12 @@ import (
 	"math"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"sketchcc/dsu"
+	"sketchcc/sketch"
 	"sketchcc/store"
 	"sketchcc/stream"
 )
@@ -22,6 +25,17 @@ type Pipeline interface {
 	// Flush hands every buffered update to the store and waits until the
 	// store has applied them all, or ctx is done.
 	Flush(ctx context.Context) error
+	// Settle waits until every batch handed out has been applied, without
+	// emitting a partly filled gutter: the store's sketches plus Held then
+	// hold every update read.
+	Settle(ctx context.Context) error
+	// Held returns the neighbour ids buffered for vertex v and not in its
+	// sketch, valid until the pipeline next changes; called by several
+	// goroutines at once between Settle and the next IngestN.
+	Held(v uint32) []uint32
+	// Drop empties v's gutter once the caller has applied Held(v) to the
+	// store (store.ApplyNow); called by the Room's goroutine only.
+	Drop(v uint32)
 	// Store returns the sketch store that Flush fills.
 	Store() *store.Store
 }
@@ -58,7 +72,9 @@ type Result struct {
 	// Greedy is true when the answer came from the greedy shortcut's DSU,
 	// without a flush or Boruvka.
 	Greedy bool
-	// Flush is the time spent emptying the gutters and applying batches.
+	// Flush is the time spent emptying the gutters and applying batches,
+	// or, when the query reuses the last answer, waiting for the batches
+	// already handed out.
 	Flush time.Duration
 	// CC is the time spent in Boruvka and labelling.
 	CC time.Duration
@@ -72,6 +88,7 @@ type Room struct {
 	st      *store.Store
 	greedy  greedyCC
 	updates uint64 // updates read through IngestN
+	applyAt int    // pieceApplyIDs; tests lower it
 }
 
 // New returns a Room over pipe. Every update must reach pipe through the
@@ -81,7 +98,7 @@ func New(pipe Pipeline, cfg Config) *Room {
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
-	return &Room{cfg: cfg, pipe: pipe, st: pipe.Store()}
+	return &Room{cfg: cfg, pipe: pipe, st: pipe.Store(), applyAt: pieceApplyIDs}
 }
 
 // Ingest reads src to its end through the pipeline; see IngestN.
@@ -133,38 +150,124 @@ func (w watched) Read(dst []stream.Update) (int, error) {
 }
 
 // Query answers a connected-components query after every update read so
-// far: from the greedy shortcut's DSU while it is valid, else by flushing
-// the pipeline and running Boruvka's algorithm over the sketches. The
-// sketches are left as they were, so ingestion may continue afterwards.
-// It returns an error wrapping ErrTooManyRounds when the sketch columns
-// run out (raise the sketch factor), or one wrapping ctx's cause (or the
-// flush timeout, naming Config.Late's holders) when the flush does not
-// finish; no partial answer is returned then.
+// far. While no forest edge of the last answer has been deleted since, it
+// answers from the greedy shortcut's DSU (greedyCC), without a flush or
+// Boruvka. Otherwise it runs Boruvka's algorithm over the sketches only
+// over the components that a deleted forest edge re-opened, starting from
+// the trees of the forest edges still present; it does not flush the
+// gutters then, but waits for the batches already handed out and adds the
+// buffered updates of the supernodes it merges to the one column each
+// round reads, so the gutters keep filling toward full batches. With
+// Config.NoGreedy, or before the first answer, it flushes the pipeline and
+// runs Boruvka over all vertices from singletons. The sketches are left as they were, so ingestion may
+// continue afterwards. It returns an error wrapping ErrTooManyRounds when
+// the sketch columns run out (raise the sketch factor), or one wrapping
+// ctx's cause (or the flush timeout, naming Config.Late's holders) when the
+// flush does not finish; no partial answer is returned then.
 func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t0 := time.Now()
-	if r.greedy.valid {
-		d := r.greedy.d
-		res := &Result{Components: d.Sets(), Labels: d.Labels(),
-			Forest:       Forest{Edges: append([]stream.Edge(nil), r.greedy.forest...)},
+	g := &r.greedy
+	if g.exact() {
+		d := g.d
+		res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: Forest{Edges: g.edges()},
 			AfterUpdates: r.updates, Greedy: true}
 		res.CC = time.Since(t0)
 		return res, nil
 	}
-	if err := r.flush(ctx); err != nil {
+	reuse := g.valid && !r.cfg.NoGreedy
+	wait := r.pipe.Flush
+	if reuse {
+		wait = r.pipe.Settle
+	}
+	if err := r.within(ctx, wait); err != nil {
 		return nil, err
 	}
 	t1 := time.Now()
-	d := dsu.New(r.st.Params().Vertices())
-	forest, st, err := SpanningForest(r.st.Table(), d, r.cfg.Workers)
+	p := r.st.Params()
+	var (
+		d        *dsu.DSU
+		kept     []stream.Edge
+		finished []bool
+		held     heldFunc
+	)
+	if reuse {
+		held = func(view []sketch.Bucket, round int, v uint32) {
+			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v))
+		}
+		d, kept, finished = g.start()
+		r.applyPieces(d, finished)
+	} else {
+		d = dsu.New(p.Vertices())
+	}
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), finished, held)
 	if err != nil {
 		return nil, err
 	}
+	added := forest.Edges
+	forest.Edges = append(kept, forest.Edges...)
 	res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: forest, Boruvka: st,
 		AfterUpdates: r.updates, Flush: t1.Sub(t0), CC: time.Since(t1)}
-	if !r.cfg.NoGreedy {
-		r.greedy.reset(d, forest.Edges)
+	switch {
+	case reuse:
+		g.extend(d, added)
+	case !r.cfg.NoGreedy:
+		g.reset(d, forest.Edges)
 	}
 	return res, nil
+}
+
+// pieceApplyIDs is the number of buffered ids in the re-opened pieces from
+// which a query sketches them into the store rather than hashing them into
+// each round's column: 64 per vertex. Hashing a column costs two hashes per
+// id and is thrown away; sketching costs Columns+1 hashes per id but is
+// work the pipeline would have done anyway, on all cores while the reader
+// waits. Few, small pieces (frequent queries) are cheaper hashed; many
+// pieces holding most of the gutters (rare queries) are cheaper sketched.
+const pieceApplyIDs = 64
+
+// applyPieces sketches into the store the buffered ids of the vertices that
+// Boruvka will read from d (every vertex of an unfinished tree but the
+// largest), and empties their gutters, when they hold more than
+// pieceApplyIDs per vertex of the graph. It runs Config.Workers goroutines
+// and waits for them.
+func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
+	n := d.Len()
+	largest := ^uint32(0)
+	for v := range n {
+		if rt := d.Find(v); rt == v && !finished[v] && (largest == ^uint32(0) || d.Size(v) > d.Size(largest)) {
+			largest = v
+		}
+	}
+	var vs []uint32
+	ids := 0
+	for v := range n {
+		if rt := d.Find(v); !finished[rt] && rt != largest {
+			if k := len(r.pipe.Held(v)); k > 0 {
+				vs = append(vs, v)
+				ids += k
+			}
+		}
+	}
+	if ids == 0 || ids <= r.applyAt*int(n) {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range r.cfg.Workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(vs) {
+					return
+				}
+				r.st.ApplyNow(vs[i], r.pipe.Held(vs[i]))
+			}
+		})
+	}
+	wg.Wait()
+	for _, v := range vs {
+		r.pipe.Drop(v)
+	}
 }
 
 // State is what a checkpoint keeps of a Room: the updates read and the
@@ -175,7 +278,7 @@ type State struct {
 	// GreedyValid says that Forest spans the graph of those updates.
 	GreedyValid bool
 	// Forest is the greedy shortcut's spanning forest when GreedyValid
-	// (shared with the Room: valid until the next IngestN or Query).
+	// (owned by the caller).
 	Forest []stream.Edge
 }
 
@@ -183,12 +286,14 @@ type State struct {
 // state: the store's sketches then hold exactly State.Updates updates,
 // and stay so until the next IngestN. It returns the flush's error.
 func (r *Room) Barrier(ctx context.Context) (State, error) {
-	if err := r.flush(ctx); err != nil {
+	if err := r.within(ctx, r.pipe.Flush); err != nil {
 		return State{}, err
 	}
-	s := State{Updates: r.updates, GreedyValid: r.greedy.valid}
+	// The forest spans the graph only while no deleted forest edge has
+	// re-opened a component.
+	s := State{Updates: r.updates, GreedyValid: r.greedy.exact()}
 	if s.GreedyValid {
-		s.Forest = r.greedy.forest
+		s.Forest = r.greedy.edges()
 	}
 	return s, nil
 }
@@ -218,15 +323,16 @@ func (r *Room) Restore(s State) error {
 	return nil
 }
 
-// flush flushes the pipeline within Config.FlushTimeout.
-func (r *Room) flush(ctx context.Context) error {
+// within runs wait (the pipeline's Flush or Settle) within
+// Config.FlushTimeout.
+func (r *Room) within(ctx context.Context, wait func(context.Context) error) error {
 	if r.cfg.FlushTimeout <= 0 {
-		return r.pipe.Flush(ctx)
+		return wait(ctx)
 	}
 	fctx, cancel := context.WithTimeoutCause(ctx, r.cfg.FlushTimeout,
 		fmt.Errorf("cc: the flush timeout of %v passed", r.cfg.FlushTimeout))
 	defer cancel()
-	err := r.pipe.Flush(fctx)
+	err := wait(fctx)
 	if err != nil && ctx.Err() == nil && fctx.Err() != nil && r.cfg.Late != nil {
 		if late := r.cfg.Late(); len(late) > 0 {
 			return fmt.Errorf("workers did not answer in time: %s: %w", strings.Join(late, "; "), err)

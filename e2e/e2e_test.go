@@ -171,8 +171,9 @@ func TestTwoWorkers(t *testing.T) {
 		stream func(t *testing.T) string
 		args   []string
 	}{
-		{"multiples", func(*testing.T) string { return multiples }, []string{"--batch-factor", "0.05"}},
-		{"kron12", kron12, []string{"--batch-factor", "0.5"}},
+		{"multiples", func(*testing.T) string { return multiples },
+			[]string{"--batch-factor", "0.05", "--query-at", "852,1704,2556,3408,4260,5112,5964,6816,7668"}},
+		{"kron12", kron12, []string{"--batch-factor", "0.5", "--queries", "8"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.stream(t)
@@ -185,6 +186,12 @@ func TestTwoWorkers(t *testing.T) {
 			w2 := startWorker(t, addr, "--cluster-key-file", key)
 			s := finish(t, m)
 			checkTruth(t, s, path, labelsPath)
+			// Every answer during the stream is union-find's over its prefix.
+			for _, q := range s.Queries {
+				if _, want := truthAfter(t, path, q.AfterUpdates); q.Components != want {
+					t.Errorf("after %d updates: %d components, union-find %d", q.AfterUpdates, q.Components, want)
+				}
+			}
 			if len(s.Workers) != 2 || s.Workers[0].DeltasMerged == 0 || s.Workers[1].DeltasMerged == 0 {
 				t.Errorf("both workers should have merged deltas: %+v", s.Workers)
 			}
@@ -302,6 +309,59 @@ func TestWorkerKilledReaders(t *testing.T) {
 			}
 			t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
 		})
+	}
+}
+
+// TestQueriesWorkerKilled: ten queries during the stream with two remote
+// workers, one of which stops answering at 30% of the stream and is killed
+// while a query waits for its batches. The query must wait for the
+// re-sent batches, not answer without them, and every answer must be
+// union-find's over its prefix.
+func TestQueriesWorkerKilled(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "2", "--local-workers", "0",
+		"--batch-factor", "0.5", "--queries", "10", "--labels", labelsPath)
+	victim := startWorker(t, addr, "--name", "victim")
+	startWorker(t, addr, "--name", "survivor")
+	// At 30% the victim stops answering, holding a credit's worth of
+	// batches; the query at 40% waits for them until the kill, 2 s later.
+	const stall = 2 * time.Second
+	killed := make(chan error, 1)
+	f.run(func() error {
+		if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+			return err
+		}
+		go func() {
+			time.Sleep(stall)
+			err := victim.cmd.Process.Signal(syscall.SIGKILL)
+			<-victim.done
+			killed <- err
+		}()
+		return nil
+	})
+	s := finish(t, m)
+	f.wait(t)
+	if err := <-killed; err != nil {
+		t.Fatal(err)
+	}
+	checkTruth(t, s, path, labelsPath)
+	if len(s.Queries) != 10 {
+		t.Fatalf("%d answers, want 10", len(s.Queries))
+	}
+	waited := false
+	for _, q := range s.Queries {
+		_, want := truthAfter(t, path, q.AfterUpdates)
+		if q.Components != want {
+			t.Errorf("after %d updates: %d components, union-find %d", q.AfterUpdates, q.Components, want)
+		}
+		waited = waited || q.FlushSeconds >= stall.Seconds()/2
+	}
+	if !waited || s.BatchesResent == 0 {
+		t.Errorf("want a query that waited for the killed worker's re-sent batches: re-sent %d, queries %+v",
+			s.BatchesResent, s.Queries)
 	}
 }
 

@@ -191,6 +191,12 @@ type summary struct {
 	BatchesResent         uint64  `json:"batches_resent"`
 	WorkersLeft           uint64  `json:"workers_left"`
 	WorkersFailed         uint64  `json:"workers_failed"`
+	Queries               []struct {
+		AfterUpdates uint64  `json:"after_updates"`
+		Components   int     `json:"components"`
+		Greedy       bool    `json:"greedy"`
+		FlushSeconds float64 `json:"flush_seconds"`
+	} `json:"queries"`
 }
 
 // finish waits for a main node to exit 0 and returns its summary.
@@ -211,12 +217,18 @@ func finish(t testing.TB, m *proc) summary {
 // vertex, as main-node's --labels are) and component count.
 func truth(t testing.TB, path string) ([]uint32, int) {
 	t.Helper()
+	return truthAfter(t, path, ^uint64(0))
+}
+
+// truthAfter is truth for the first n updates of the stream.
+func truthAfter(t testing.TB, path string, n uint64) ([]uint32, int) {
+	t.Helper()
 	f, err := stream.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, set, err := replay.Run(f.Reader(0, f.Header().Updates), replay.Config{Name: path})
+	_, set, err := replay.Run(f.Reader(0, min(n, f.Header().Updates)), replay.Config{Name: path})
 	if err != nil {
 		t.Fatal(err)
 	}

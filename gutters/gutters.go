@@ -378,6 +378,32 @@ func (g *Gutters) Buffered() uint64 {
 	return n
 }
 
+// Settle moves the staged updates into the gutters, emitting those that
+// fill, so that Held sees every update inserted so far. It blocks as
+// InsertBatch does.
+func (g *Gutters) Settle() { g.insertStaged() }
+
+// Held returns the neighbour ids buffered in v's gutter: inserted, not yet
+// emitted, and (after Settle) not staged. The slice aliases the gutter; it
+// is valid until the next InsertBatch, Flush or Close, and the caller must
+// not write it. Held may be called from several goroutines while none of
+// those runs.
+func (g *Gutters) Held(v uint32) []uint32 {
+	t := g.tails[v]
+	return g.buffer(t.slot)[:t.fill:t.fill]
+}
+
+// Drop empties v's gutter without emitting it, for a caller that has
+// sketched Held(v) itself (a query applying the buffered updates of the
+// vertices it reads); it counts as a LocalBatches batch. Not safe for
+// concurrent use with InsertBatch, Flush or Held.
+func (g *Gutters) Drop(v uint32) {
+	if g.tails[v].fill > 0 {
+		g.tails[v].fill = 0
+		g.stats.LocalBatches++
+	}
+}
+
 // Release returns a batch's buffer to the spares. It must be called once per
 // batch received; b must not be used after it. Safe for concurrent use.
 func (g *Gutters) Release(b Batch) {

@@ -351,6 +351,27 @@ func (e *Engine) Flush(ctx context.Context) error {
 	return nil
 }
 
+// Settle waits, without emitting a partly filled gutter, until every
+// batch emitted so far has been applied: the sketches plus Held then hold
+// every update ingested. It returns an error wrapping ctx's cause, with
+// the number of batches still out, when ctx is done first.
+func (e *Engine) Settle(ctx context.Context) error {
+	e.gut.Settle()
+	if err := e.st.Wait(ctx); err != nil {
+		return fmt.Errorf("ingest: settle: %w", err)
+	}
+	return nil
+}
+
+// Held returns the neighbour ids buffered for vertex v and not in its
+// sketch; see gutters.Gutters.Held. Valid until the next IngestN, Flush or
+// Close; safe to call from several goroutines while none of those runs.
+func (e *Engine) Held(v uint32) []uint32 { return e.gut.Held(v) }
+
+// Drop empties v's gutter, whose Held ids the caller has applied to the
+// store (store.ApplyNow); see gutters.Gutters.Drop.
+func (e *Engine) Drop(v uint32) { e.gut.Drop(v) }
+
 // Close stops the delta workers and waits for them. Buffered updates that
 // were not flushed are dropped. Close waits for all goroutines started by
 // New; it is idempotent.

@@ -92,6 +92,29 @@ func (p Params) ApplyBatch(s []Bucket, v uint32, neighbors []uint32) {
 	}
 }
 
+// UpdateColumnBatch XORs the edges {v, u}, u in neighbors, into view, a
+// column view of column c (Rows+1 buckets: the deterministic bucket, then
+// the rows of column c), exactly as ApplyBatch changes those buckets of
+// v's sketch. A query uses it to add updates that are not yet in the
+// sketches to the one column its round reads, at two hashes per edge
+// and a column hash per edge instead of ApplyBatch's Columns.
+func (p Params) UpdateColumnBatch(view []Bucket, c int, v uint32, neighbors []uint32) {
+	view = view[:1+p.rows]
+	det := view[0]
+	checkSeed, keyS, colSeed, rows := p.seeds[0], p.seeds[keySeed], p.seeds[1+c], p.rows
+	for _, u := range neighbors {
+		idx := EdgeIndex(v, u)
+		g := hash(idx, checkSeed)
+		det.Alpha ^= idx
+		det.Gamma ^= g
+		if d := depth(columnHash(hash(idx, keyS), colSeed)); d < rows {
+			view[1+d].Alpha ^= idx
+			view[1+d].Gamma ^= g
+		}
+	}
+	view[0] = det
+}
+
 // Good reports whether b holds exactly one index (with probability
 // 1 − 2^−64 when it does not).
 func (p Params) Good(b Bucket) bool {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -103,6 +104,33 @@ func TestApplyBatchAllocatesNothing(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(20, func() { tab.ApplyBatch(5, nb[:10]) }); n != 0 {
 		t.Errorf("Table.ApplyBatch allocates %v times per call", n)
+	}
+}
+
+// TestUpdateColumnBatch: the column view UpdateColumnBatch builds is the
+// deterministic bucket and column c of the sketch ApplyBatch builds.
+func TestUpdateColumnBatch(t *testing.T) {
+	p, err := NewParams(5000, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	var neighbors []uint32
+	for range 3000 {
+		if u := rng.Uint32N(5000); u != 17 {
+			neighbors = append(neighbors, u)
+		}
+	}
+	s := make([]Bucket, p.BucketsPerVertex())
+	p.ApplyBatch(s, 17, neighbors)
+	for c := range p.Columns() {
+		view := make([]Bucket, p.Rows()+1)
+		p.UpdateColumnBatch(view, c, 17, neighbors[:1000])
+		p.UpdateColumnBatch(view, c, 17, neighbors[1000:])
+		want := append([]Bucket{s[0]}, s[1+c*p.Rows():1+(c+1)*p.Rows()]...)
+		if !slices.Equal(view, want) {
+			t.Fatalf("column %d: view differs from ApplyBatch's sketch", c)
+		}
 	}
 }
 

@@ -20,16 +20,21 @@ type pointQuery struct{ U, V uint32 }
 
 // queryRecord is one query of the run, as --json prints it.
 type queryRecord struct {
-	AfterUpdates  uint64        `json:"after_updates"`
-	Components    int           `json:"components"`
-	Greedy        bool          `json:"greedy"`
-	FlushSeconds  float64       `json:"flush_seconds"`
-	CCSeconds     float64       `json:"cc_seconds"`
-	TotalSeconds  float64       `json:"total_seconds"`
-	BoruvkaRounds int           `json:"boruvka_rounds"`
-	BoruvkaMerges int           `json:"boruvka_merges"`
-	BoruvkaFails  int           `json:"boruvka_fails"`
-	Points        []pointAnswer `json:"point_queries,omitempty"`
+	AfterUpdates  uint64  `json:"after_updates"`
+	Components    int     `json:"components"`
+	Greedy        bool    `json:"greedy"`
+	FlushSeconds  float64 `json:"flush_seconds"`
+	CCSeconds     float64 `json:"cc_seconds"`
+	TotalSeconds  float64 `json:"total_seconds"`
+	BoruvkaRounds int     `json:"boruvka_rounds"`
+	BoruvkaMerges int     `json:"boruvka_merges"`
+	BoruvkaFails  int     `json:"boruvka_fails"`
+	// BoruvkaVertices is the number of vertices in the components the
+	// query re-opened (all vertices when it reused no answer);
+	// BoruvkaReads the vertex sketches it read.
+	BoruvkaVertices int           `json:"boruvka_vertices"`
+	BoruvkaReads    int           `json:"boruvka_reads"`
+	Points          []pointAnswer `json:"point_queries,omitempty"`
 }
 
 type pointAnswer struct {
@@ -148,6 +153,7 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(),
 			TotalSeconds:  (res.Flush + res.CC).Seconds(),
 			BoruvkaRounds: res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
+			BoruvkaVertices: res.Boruvka.Vertices, BoruvkaReads: res.Boruvka.Reads,
 		}
 		for _, pq := range points {
 			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
