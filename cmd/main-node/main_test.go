@@ -207,6 +207,15 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("want exit 1 and permission denied, got %v", r)
 		}
 	})
+	t.Run("vertices-beyond-ids", func(t *testing.T) {
+		// 2^32-1 vertices: more than the gutters can address. The message
+		// names the file and its vertex count.
+		path := writeFile(t, "huge.bin", slices.Concat(header(1<<32-1, 1), good[0]))
+		r := runBinary(t, "--stream", path)
+		if r.code != 1 || !strings.Contains(r.stderr, path+" declares 4294967295 vertices") || r.stdout != "" {
+			t.Errorf("want exit 1 and a message naming %s and its vertices, got %v", path, r)
+		}
+	})
 	t.Run("too-many-vertices-for-memory", func(t *testing.T) {
 		// A 21-byte file whose header declares 2^30 vertices: the sketches
 		// alone would take terabytes. The run must refuse, not crash.

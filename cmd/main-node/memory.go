@@ -100,7 +100,7 @@ func checkMemory(c config, cfg ingest.Config, updates uint64) error {
 		return cli.Usage(fmt.Errorf("--sketch-factor=%v: %w", c.sketchFactor, err))
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%s declares %d vertices: %w", c.stream, cfg.Vertices, err)
 	}
 	var si unix.Sysinfo_t
 	if err := unix.Sysinfo(&si); err != nil {
