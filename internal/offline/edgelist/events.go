@@ -68,18 +68,11 @@ func ParseEventsWith(r io.Reader, name string, timeColumn int, o Options) (*Even
 		events bool    // an event line has been read
 	)
 	for {
-		line, ok := lr.next()
+		line, fields, ok := lr.record(&b.stats.Lines, f)
 		if !ok {
 			break
 		}
-		b.stats.Lines++
-		if isComment(line) {
-			continue
-		}
-		f = splitFields(line, f)
-		if len(f) == 0 {
-			continue // only separators, such as ","
-		}
+		f = fields
 		u, v, t, problem, sentinel := event(f, timeColumn)
 		if sentinel != nil {
 			switch {

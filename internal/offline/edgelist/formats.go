@@ -15,18 +15,11 @@ func parseSnap(lr *lineReader, o Options) (*builder, error) {
 	var f [][]byte
 	edges := false // an edge line has been read
 	for {
-		line, ok := lr.next()
+		line, fields, ok := lr.record(&b.stats.Lines, f)
 		if !ok {
 			break
 		}
-		b.stats.Lines++
-		if isComment(line) {
-			continue
-		}
-		f = splitFields(line, f)
-		if len(f) == 0 {
-			continue // only separators, such as ","
-		}
+		f = fields
 		u, v, problem, sentinel := snapEdge(f)
 		if sentinel == nil {
 			edges = true

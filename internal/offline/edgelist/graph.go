@@ -535,6 +535,25 @@ func (l *lineReader) next() (line []byte, ok bool) {
 
 // fill reads more input into buf, moving the unread bytes to its start and
 // growing it up to maxLineBytes for a long line.
+// record returns the next line that is neither a comment nor only
+// separators, and its fields split into f's storage; it adds every line
+// it reads, skipped ones included, to *lines. ok is false at the end of
+// the input (or at an error, which failure reports).
+func (l *lineReader) record(lines *int64, f [][]byte) (line []byte, fields [][]byte, ok bool) {
+	for {
+		if line, ok = l.next(); !ok {
+			return nil, f, false
+		}
+		*lines++
+		if isComment(line) {
+			continue
+		}
+		if f = splitFields(line, f); len(f) > 0 { // else only separators, such as ","
+			return line, f, true
+		}
+	}
+}
+
 func (l *lineReader) fill() error {
 	if l.pos > 0 {
 		l.end = copy(l.buf, l.buf[l.pos:l.end])
