@@ -146,18 +146,7 @@ func (r *Reader) Read(dst []Update) (int, error) {
 		return 0, r.err
 	}
 	n := 0
-	for n < len(dst) {
-		if r.end-r.pos < RecordBytes {
-			if r.pending != nil {
-				break
-			}
-			if r.next >= r.limit {
-				r.atEnd()
-				break
-			}
-			r.fill()
-			continue
-		}
+	for n < len(dst) && r.more() {
 		k := min(len(dst)-n, (r.end-r.pos)/RecordBytes)
 		b := r.buf[r.pos : r.pos+k*RecordBytes]
 		out := dst[n : n+k]
@@ -186,15 +175,37 @@ func (r *Reader) Read(dst []Update) (int, error) {
 	if n > 0 {
 		return n, nil
 	}
+	return 0, r.endErr()
+}
+
+// more reads until a whole record is buffered and reports whether one is;
+// when none is, the input has ended or failed (endErr says which).
+func (r *Reader) more() bool {
+	for r.end-r.pos < RecordBytes {
+		if r.pending != nil {
+			return false
+		}
+		if r.next >= r.limit {
+			r.atEnd()
+			return false
+		}
+		r.fill()
+	}
+	return true
+}
+
+// endErr is what ends the records when more finds none: io.EOF, a
+// *FormatError (kept for every later call) or a read error (returned once).
+func (r *Reader) endErr() error {
 	if r.err != nil {
-		return 0, r.err
+		return r.err
 	}
 	err := r.pending
 	r.pending = nil
 	if _, ok := err.(*FormatError); ok {
 		r.err = err // a short input stays short
 	}
-	return 0, err
+	return err
 }
 
 // ReadRaw is Read for a caller that decodes records itself: it returns the
@@ -208,31 +219,14 @@ func (r *Reader) ReadRaw() (recs []byte, first uint64, err error) {
 	if r.err != nil {
 		return nil, r.next, r.err
 	}
-	for r.end-r.pos < RecordBytes {
-		if r.pending != nil {
-			break
-		}
-		if r.next >= r.limit {
-			r.atEnd()
-			break
-		}
-		r.fill()
+	if !r.more() {
+		return nil, r.next, r.endErr()
 	}
-	if k := (r.end - r.pos) / RecordBytes; k > 0 {
-		recs, first = r.buf[r.pos:r.pos+k*RecordBytes], r.next
-		r.pos += k * RecordBytes
-		r.next += uint64(k)
-		return recs, first, nil
-	}
-	if r.err != nil {
-		return nil, r.next, r.err
-	}
-	err = r.pending
-	r.pending = nil
-	if _, ok := err.(*FormatError); ok {
-		r.err = err // a short input stays short
-	}
-	return nil, r.next, err
+	k := (r.end - r.pos) / RecordBytes
+	recs, first = r.buf[r.pos:r.pos+k*RecordBytes], r.next
+	r.pos += k * RecordBytes
+	r.next += uint64(k)
+	return recs, first, nil
 }
 
 // BadRecord returns the *FormatError that Read gives for rec, the record
