@@ -84,7 +84,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	fs.IntVar(&c.readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
-		"goroutines reading a binary stream file, each with a gutter inserter (default: one per 4 cores); 1 reads and inserts on one goroutine")
+		"goroutines reading a binary stream file, each with a gutter inserter; 1 reads and inserts on one goroutine")
+	fs.Lookup("readers").DefValue = fmt.Sprintf("one per 4 cores, here %d", c.readers)
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
