@@ -89,10 +89,15 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.credits < 1 || c.credits > distributor.MaxCredits {
 		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.credits, distributor.MaxCredits))
 	}
-	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 || c.answerTimeout <= 0 || c.dialTimeout <= 0 ||
-		c.handshake <= 0 || c.redialBackoff <= 0 {
-		errs = append(errs, errors.New("--wait-timeout, --flush-timeout, --frame-delay, --answer-timeout, --dial-timeout, "+
-			"--handshake-timeout and --redial-backoff must be > 0"))
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"wait-timeout", c.waitTimeout}, {"flush-timeout", c.flushTimeout}, {"frame-delay", c.flushDelay},
+		{"answer-timeout", c.answerTimeout}, {"dial-timeout", c.dialTimeout}, {"handshake-timeout", c.handshake},
+		{"redial-backoff", c.redialBackoff}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("--%s=%v, want > 0", d.flag, d.v))
+		}
 	}
 	return errs
 }
