@@ -93,7 +93,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
-	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
+	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; not with --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	addCheckpointFlags(fs, &c.checkpoint)
@@ -153,6 +153,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
+	}
+	if fs.Changed("queries") && fs.Changed("query-at") {
+		errs = append(errs, errors.New("--queries and --query-at both given: give one (evenly spaced queries, or queries at those counts)"))
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
 	for _, f := range c.queryAtList {
