@@ -475,3 +475,51 @@ func TestMainSigintUnderBackPressure(t *testing.T) {
 	}
 	w.cmd.Process.Signal(syscall.SIGCONT)
 }
+
+// TestWorkerSmallFrames: a worker started with --max-frame-bytes 65536
+// gets frames that fit (the handshake tells the main node its limit) and
+// the exact answer comes back over one connection that never drops; a
+// main node whose batches cannot fit that limit is refused on both sides
+// with the flag to raise, and --expect-workers fails naming it.
+func TestWorkerSmallFrames(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	t.Run("fits", func(t *testing.T) {
+		labelsPath := filepath.Join(t.TempDir(), "labels")
+		m, addr := startMain(t, nil, "--stream", path, "--expect-workers", "1", "--local-workers", "0",
+			"--labels", labelsPath)
+		w := startWorker(t, addr, "--name", "small", "--max-frame-bytes", "65536")
+		s := finish(t, m)
+		checkTruth(t, s, path, labelsPath)
+		checkCounters(t, s)
+		m.waitLog(`msg="worker connected" .*worker=small .*frame_bytes=65536`, time.Second)
+		if len(s.Workers) != 1 || len(s.Workers[0].Connections) != 1 || s.Workers[0].LastError != "" ||
+			s.BatchesResent != 0 || s.Workers[0].DeltasMerged == 0 {
+			t.Errorf("want one connection that carried the run and never dropped: %+v", s.Workers)
+		}
+		if code := w.wait(30 * time.Second); code != 0 {
+			t.Errorf("worker exited %d", code)
+		}
+		if n := w.count(`level=(WARN|ERROR)`); n > 0 {
+			t.Errorf("the worker logged %d warnings or errors", n)
+		}
+	})
+	t.Run("unmeetable", func(t *testing.T) {
+		// Batches of up to 8 × 1,732 ids: the largest takes 1 + 5 ×
+		// 13,856 bytes on the wire.
+		m, addr := startMain(t, nil, "--stream", path, "--expect-workers", "1", "--local-workers", "0",
+			"--batch-factor", "8", "--wait-timeout", "3s")
+		batch := m.waitLog(`msg=ingesting .*batch_updates=(\d+)`, time.Second)[1]
+		n, _ := strconv.Atoi(batch)
+		w := startWorker(t, addr, "--name", "small", "--max-frame-bytes", "65536")
+		why := fmt.Sprintf(`the worker reads frames of at most 65536 bytes \(--max-frame-bytes\), and a batch of %d `+
+			`updates needs %d; raise --max-frame-bytes on the worker to at least %[2]d`, n, 1+5*n)
+		w.waitLog(`level=WARN msg="refusing a connection" .*`+why, 5*time.Second)
+		m.waitLog(`level=WARN msg="worker refused" .*worker=small .*`+why, time.Second)
+		if code := m.wait(10 * time.Second); code != 1 {
+			t.Fatalf("main-node exited %d, want 1", code)
+		}
+		m.waitLog(`0 of 1 workers connected; seen: small: .*raise --max-frame-bytes on the worker to at least `+
+			strconv.Itoa(1+5*n), time.Second)
+	})
+}
