@@ -309,26 +309,47 @@ func openSource(path, format string, from uint64) (stream.Source, func(), error)
 	t, err := stream.NewTextReaderAuto(f, path)
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, withTextHint(path, err)
 	}
 	return t, func() { f.Close() }, nil
+}
+
+// gzipHint is added to the error of a gzip-compressed stream file.
+const gzipHint = "the file is gzip-compressed: decompress it first (main-node reads binary or text streams)"
+
+// withTextHint adds to a text stream's error what the file looks like when
+// it is plainly not text: gzip, or binary.
+func withTextHint(path string, err error) error {
+	head := fileHead(path)
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return fmt.Errorf("%w; %s", err, gzipHint)
+	case len(head) > 0 && !isText(head):
+		return fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
+	}
+	return err
+}
+
+// fileHead returns the first 64 bytes of the file at path, or fewer.
+func fileHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 64)
+	n, _ := io.ReadFull(f, b)
+	return b[:n]
 }
 
 // withFormatHint adds to a binary stream's error what the file looks like
 // when it is plainly not a binary stream: gzip, or text.
 func withFormatHint(path string, err error) error {
-	f, oerr := os.Open(path)
-	if oerr != nil {
-		return err
-	}
-	defer f.Close()
-	var b [64]byte
-	n, _ := io.ReadFull(f, b[:])
-	head := b[:n]
+	head := fileHead(path)
 	switch {
-	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return fmt.Errorf("%w; the file is gzip-compressed: decompress it first (main-node reads binary or text streams)", err)
-	case n > 0 && isText(head):
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return fmt.Errorf("%w; %s", err, gzipHint)
+	case len(head) > 0 && isText(head):
 		return fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
 	}
 	return err
