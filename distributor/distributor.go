@@ -87,7 +87,7 @@ const stopWriteTimeout = time.Second
 // under its name replaced; errRemoved one whose worker left the cluster
 // or was removed.
 var (
-	errReplaced = errors.New("distributor: the worker restarted")
+	errReplaced = errors.New("distributor: a new process took the worker's name")
 	errRemoved  = errors.New("distributor: removed")
 )
 

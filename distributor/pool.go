@@ -276,7 +276,13 @@ func (p *Pool) add(name, addr string, inc uint64) bool {
 	d := p.launchLocked(name, addr, inc)
 	p.mu.Unlock()
 	if old != nil {
-		old.fail(fmt.Errorf("%w: incarnation %x replaced %x", errReplaced, inc, old.inc))
+		err := fmt.Errorf("%w: incarnation %d replaced %d (a restart)", errReplaced, inc, old.inc)
+		if old.st.connected.Load() {
+			// A restarted process's connection has usually ended by now.
+			err = fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one --name?)",
+				errReplaced, inc, old.inc, old.inc)
+		}
+		old.fail(err)
 	}
 	return d != nil
 }
