@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -48,7 +49,7 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.Lookup("local-workers").DefValue = "that of --workers"
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): encrypts the gossip and authenticates workers")
 	fs.DurationVar(&c.flushTimeout, "flush-timeout", 5*time.Minute, "a query fails, naming the workers that did not answer, if the batches handed out are not all merged by then")
-	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (-1: ship all)")
+	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (negative: ship all)")
 	fs.IntVar(&c.credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
 	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
@@ -62,8 +63,10 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 func (c *clusterConfig) validate(workersSet bool) []error {
 	var errs []error
 	if c.listen != "" {
-		if _, _, err := net.SplitHostPort(c.listen); err != nil {
+		if _, port, err := net.SplitHostPort(c.listen); err != nil {
 			errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
+		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+			errs = append(errs, fmt.Errorf("--listen=%q: port %q, want a number in [0, 65535]", c.listen, port))
 		}
 	} else {
 		for _, f := range []struct {

@@ -135,6 +135,7 @@ func TestUsageErrors(t *testing.T) {
 	f("--progress", "--format", "xml", "--progress", "sometimes")
 	// The flag that is wrong, not every duration flag; slog's words not.
 	f("--answer-timeout=0s, want > 0", "--stream", multiples, "--listen", "127.0.0.1:0", "--answer-timeout", "0")
+	f(`--listen="127.0.0.1:99999": port "99999", want a number in [0, 65535]`, "--stream", multiples, "--listen", "127.0.0.1:99999")
 	f("--queries and --query-at both given", "--stream", multiples, "--queries", "3", "--query-at", "100")
 	f(`"verbose" for "--log-level" flag: want debug, info, warn or error`, "--stream", multiples, "--log-level", "verbose")
 }
