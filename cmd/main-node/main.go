@@ -203,6 +203,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeSrc()
+	if cur, ok := src.(*stream.Cursor); c.readers > 1 && (!ok || !cur.Seekable()) {
+		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
+			"readers", c.readers, "format", c.format, "stream", c.stream)
+	}
 	h := src.Header()
 	workers, remote := c.cluster.engineWorkers(c.workers)
 	cfg := ingest.Config{

@@ -147,6 +147,12 @@ func TestInputMistakes(t *testing.T) {
 	}
 	f("more data than the header promises", "--format", "text", "--stream", long)
 	f("looks like text", "--stream", long)
+	// --readers > 1 on a text stream reads on one goroutine, and says so.
+	text := writeFile(t, "ok.txt", []byte("3 2\n0 1\n1 2\n"))
+	if r := runMain(t, "--format", "text", "--stream", text, "--readers", "2"); r.code != 0 ||
+		!strings.Contains(r.stderr, "--readers > 1 needs a binary stream in a regular file") {
+		t.Errorf("--readers 2 on a text stream: %v", r)
+	}
 	f("the file is not text: drop --format text", "--format", "text", "--stream", "../../testdata/karate.bin")
 	gz := writeFile(t, "long.txt.gz", []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3})
 	f("the file is gzip-compressed", "--format", "text", "--stream", gz)
