@@ -31,8 +31,23 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.Is(err, errReported) {
 		return 1
 	}
+	var cu *commandUsage
+	if errors.As(err, &cu) {
+		fmt.Fprintf(stderr, "streamtool: %v\nRun 'streamtool %s --help' for usage.\n", cu.err, cu.cmd)
+		return 2
+	}
 	return cli.ExitCode("streamtool", err, stderr)
 }
+
+// commandUsage is a usage error of one command: the pointer to --help
+// names the command.
+type commandUsage struct {
+	cmd string
+	err error
+}
+
+func (e *commandUsage) Error() string { return e.err.Error() }
+func (e *commandUsage) Unwrap() error { return e.err }
 
 // errReported is returned by a command that has already printed its
 // failure (validate's JSON verdict): exit status 1, nothing more printed.
@@ -83,7 +98,7 @@ type env struct {
 	log            *slog.Logger
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, topUsage)
 		return usagef("no command")
@@ -109,6 +124,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return usagef("unknown command %q", name)
 	}
+	defer func() {
+		if err != nil && errors.As(err, new(cli.UsageError)) {
+			err = &commandUsage{cmd: name, err: err}
+		}
+	}()
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.SortFlags = false
@@ -158,7 +178,12 @@ type outputs struct {
 func (o *outputs) create(path string) (*os.File, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
-		return nil, fmt.Errorf("cannot create output: %w", err)
+		// The error names the temporary file; the user gave path.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot create output %s: %w", path, err)
 	}
 	if err := f.Chmod(0o644); err != nil {
 		f.Close()

@@ -102,6 +102,16 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, errOut)
 		}
+		// The pointer to --help names the command, when there is one.
+		want := "Run 'streamtool --help' for usage."
+		if len(args) > 1 && args[0] == "gen" && (args[1] == "kron" || args[1] == "erdos") {
+			want = "Run 'streamtool gen " + args[1] + " --help' for usage."
+		} else if len(args) > 0 && args[0] != "gen" && args[0] != "frobnicate" {
+			want = "Run 'streamtool " + args[0] + " --help' for usage."
+		}
+		if !strings.Contains(errOut, want) {
+			t.Errorf("%q: stderr %q, want %q", args, errOut, want)
+		}
 	}
 	if _, _, errOut := streamtool(t, "gen", "erdos", "--vertices", "10", "-o", filepath.Join(dir, "e")); !strings.Contains(errOut, "--density is required") {
 		t.Errorf("gen erdos without --density: %q, want it named as required", errOut)
