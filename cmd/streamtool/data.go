@@ -263,6 +263,7 @@ Prints a JSON summary with the final graph's exact components.
 		var noMap, lenient bool
 		fs.StringVar(&from, "from", "snap", "input format: only snap (SNAP temporal or CSV) is supported")
 		fs.Float64Var(&window, "window", -1, "edge lifetime after its last event, in the input's time units (required); inf keeps every edge")
+		fs.Lookup("window").DefValue = "0" // required: pflag shows no default for "0"
 		fs.IntVar(&timeColumn, "time-column", 0, "1-based column of the timestamp; 0 means the last column")
 		fs.StringSliceVar(&checkpoints, "checkpoints", nil, "comma-separated fractions of the events (e.g. 0.25,0.5,0.75) after which to report edges and components; repeat the flag to add more")
 		fs.StringVarP(&out, "output", "o", "", "binary stream to write (required)")

@@ -115,7 +115,9 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 			if fs.NArg() > 0 {
 				errs = append(errs, usagef("unexpected arguments %q", fs.Args()))
 			}
-			if scale < 2 || scale > streamgen.MaxKronScale {
+			if !fs.Changed("scale") {
+				errs = append(errs, usagef("--scale is required"))
+			} else if scale < 2 || scale > streamgen.MaxKronScale {
 				errs = append(errs, usagef("--scale=%d, want [2, %d]", scale, streamgen.MaxKronScale))
 			}
 			if err := errors.Join(errs...); err != nil {
@@ -150,6 +152,7 @@ summary with the exact number of components.
 		var density float64
 		fs.Uint32Var(&vertices, "vertices", 0, "number of vertices (required), [2, 2^21]")
 		fs.Float64Var(&density, "density", -1, "probability that a pair is a final edge (required), [0, 1]")
+		fs.Lookup("density").DefValue = "0" // required: pflag shows no default for "0"
 		g.register(fs, 3, 0.1, "deliberately isolated vertices; -1 means none")
 		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
 			errs := g.check()

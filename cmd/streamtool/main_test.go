@@ -113,6 +113,9 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%q: stderr %q, want %q", args, errOut, want)
 		}
 	}
+	if _, _, errOut := streamtool(t, "gen", "kron", "-o", filepath.Join(dir, "k")); !strings.Contains(errOut, "--scale is required") {
+		t.Errorf("gen kron without --scale: %q, want it named as required", errOut)
+	}
 	if _, _, errOut := streamtool(t, "gen", "erdos", "--vertices", "10", "-o", filepath.Join(dir, "e")); !strings.Contains(errOut, "--density is required") {
 		t.Errorf("gen erdos without --density: %q, want it named as required", errOut)
 	}
