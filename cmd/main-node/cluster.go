@@ -222,7 +222,7 @@ func (cl *cluster) stop() {
 	select {
 	case err := <-left:
 		if err != nil {
-			cl.log.Info("the leave did not spread in time", "err", err)
+			cl.log.Debug("the leave did not spread in time", "err", err) // usual: the workers were told stop and are gone
 		}
 		cl.m.Shutdown()
 		cl.log.Info("left the cluster", "duration", time.Since(t0))
