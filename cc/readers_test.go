@@ -2,6 +2,7 @@ package cc
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -186,5 +187,79 @@ func TestReadersCancel(t *testing.T) {
 		if err == nil || answered || !strings.Contains(err.Error(), "interrupted after") {
 			t.Errorf("readers=%d: %v (answered %v), want an interruption without an answer", r, err, answered)
 		}
+	}
+}
+
+// TestGreedyOffAfterBadRecord: when the pipeline stops at a bad record,
+// the greedy DSU (fed beside the readers, or on the reading goroutine) is
+// turned off, and the next query, a full one, is exact for the updates
+// read before the bad record.
+func TestGreedyOffAfterBadRecord(t *testing.T) {
+	const n, updates, bad = 120, 20_000, 12_345
+	path := filepath.Join(t.TempDir(), "bad.bin")
+	testgraph.WriteRandomStream(t, path, n, updates, 5, false)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[stream.RecordOffset(bad)] = 7 // a bad type byte
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The truth is that of the stream's good prefix.
+	good := filepath.Join(t.TempDir(), "good.bin")
+	if err := os.WriteFile(good, data[:stream.RecordOffset(bad)], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hdr := stream.Header{Vertices: n, Updates: bad}
+	writeHeader(t, good, hdr)
+	labels, want := truthLabels(t, good, bad)
+	if _, err := stream.Open(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readerCounts {
+		for _, wrapped := range []bool{false, true} {
+			cfg := testConfig{Readers: r, BatchFactor: 0.1, FromStart: true, Wrapped: wrapped}
+			e, src := openEngine(t, path, cfg)
+			e.greedyFromStart()
+			if wrapped {
+				src = plainSource{src}
+			}
+			k, err := e.IngestN(context.Background(), src, 5_000)
+			if err != nil || k != 5_000 {
+				t.Fatalf("%+v: IngestN = %d, %v", cfg, k, err)
+			}
+			if _, err := e.Query(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			k, err = e.IngestN(context.Background(), src, updates)
+			if err == nil || k != bad-5_000 {
+				t.Fatalf("%+v: IngestN past the bad record = %d, %v; want %d and an error", cfg, k, err, bad-5_000)
+			}
+			if e.greedy.valid {
+				t.Errorf("%+v: the greedy shortcut is still on after a failed read", cfg)
+			}
+			res, err := e.Query(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAgainstTruth(t, fmt.Sprintf("after the bad record, %+v", cfg), res, labels, want)
+		}
+	}
+}
+
+// writeHeader overwrites the header of the binary stream at path.
+func writeHeader(t *testing.T, path string, h stream.Header) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var b [stream.HeaderBytes]byte
+	binary.LittleEndian.PutUint32(b[:4], h.Vertices)
+	binary.LittleEndian.PutUint64(b[4:], h.Updates)
+	if _, err := f.WriteAt(b[:], 0); err != nil {
+		t.Fatal(err)
 	}
 }
