@@ -241,8 +241,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t0 := time.Now()
 	g := &r.greedy
 	if g.exact() {
-		d := g.d
-		res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: Forest{Edges: g.edges()},
+		res := &Result{Components: g.sets, Labels: g.labels(), Forest: Forest{Edges: g.edges()},
 			AfterUpdates: r.updates, Greedy: true}
 		res.CC = time.Since(t0)
 		return res, nil
@@ -258,21 +257,20 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t1 := time.Now()
 	p := r.st.Params()
 	var (
-		d        *dsu.DSU
-		kept     []stream.Edge
-		finished []bool
-		held     heldFunc
+		d    *dsu.DSU
+		kept []stream.Edge
+		rs   = resume{implicit: noVertex}
 	)
 	if reuse {
-		held = func(view []sketch.Bucket, round int, v uint32) {
+		rs.held = func(view []sketch.Bucket, round int, v uint32) {
 			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v))
 		}
-		d, kept, finished = g.start()
-		r.applyPieces(d, finished)
+		d, kept, rs.finished = g.start()
+		rs.implicit = r.applyPieces(d, rs.finished)
 	} else {
 		d = dsu.New(p.Vertices())
 	}
-	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), finished, held)
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), rs)
 	if err != nil {
 		return nil, err
 	}
@@ -302,12 +300,13 @@ const pieceApplyIDs = 64
 // Boruvka will read from d (every vertex of an unfinished tree but the
 // largest), and empties their gutters, when they hold more than
 // pieceApplyIDs per vertex of the graph. It runs Config.Workers goroutines
-// and waits for them.
-func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
+// and waits for them. It returns the root of the largest unfinished tree,
+// or noVertex when every tree is finished.
+func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
 	n := d.Len()
-	largest := ^uint32(0)
+	largest = noVertex
 	for v := range n {
-		if rt := d.Find(v); rt == v && !finished[v] && (largest == ^uint32(0) || d.Size(v) > d.Size(largest)) {
+		if rt := d.Find(v); rt == v && !finished[v] && (largest == noVertex || d.Size(v) > d.Size(largest)) {
 			largest = v
 		}
 	}
@@ -322,7 +321,7 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
 		}
 	}
 	if ids == 0 || ids <= r.applyAt*int(n) {
-		return
+		return largest
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -341,6 +340,7 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
 	for _, v := range vs {
 		r.pipe.Drop(v)
 	}
+	return largest
 }
 
 // State is what a checkpoint keeps of a Room: the updates read and the
