@@ -84,6 +84,27 @@ type resume struct {
 	// held adds the buffered updates of a vertex to the views it is in;
 	// nil when the sketches hold every update.
 	held heldFunc
+	// scratch, when set, holds the per-vertex arrays of an earlier call,
+	// reused: a query then writes no freshly mapped memory for them.
+	scratch *boruvkaScratch
+}
+
+// boruvkaScratch is spanningForest's per-vertex working memory.
+type boruvkaScratch struct {
+	root  []uint32
+	done  []bool
+	slot  []int32
+	verts []uint32
+}
+
+// get returns the arrays for n vertices, done cleared.
+func (s *boruvkaScratch) get(n uint32) (root []uint32, done []bool, slot []int32, verts []uint32) {
+	if len(s.root) != int(n) {
+		s.root, s.done, s.slot, s.verts = make([]uint32, n), make([]bool, n), make([]int32, n), make([]uint32, 0, n)
+	} else {
+		clear(s.done)
+	}
+	return s.root, s.done, s.slot, s.verts[:0]
 }
 
 // spanningForest is SpanningForest with at most rounds rounds (<= columns)
@@ -100,13 +121,16 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume)
 	}
 	workers = max(workers, 1)
 	finished, held := rs.finished, rs.held
+	if rs.scratch == nil {
+		rs.scratch = new(boruvkaScratch)
+	}
+	// root: by vertex of verts, its root at the round's start; done: by
+	// root, sampled Zero (a finished component); slot: by root, its index
+	// in active, or -1.
+	root, done, slot, verts := rs.scratch.get(n)
 	var (
 		st      BoruvkaStats
 		forest  Forest
-		root    = make([]uint32, n) // by vertex of verts: its root at the round's start
-		done    = make([]bool, n)   // by root: sampled Zero, a finished component
-		slot    = make([]int32, n)  // by root: index in active, or -1
-		verts   = make([]uint32, 0, n)
 		active  []uint32 // unfinished supernodes (roots), by first member
 		start   []int32  // members of active[i] are members[start[i]:start[i+1]]
 		members []uint32

@@ -53,6 +53,10 @@ type greedyCC struct {
 	dirty  []bool // by set id
 	dirtyN int    // dirty sets
 	forest edgeSet
+	// pieces and finished are start's results, reused by the next start
+	// (a query then writes no freshly mapped memory for them).
+	pieces   *dsu.DSU
+	finished []bool
 }
 
 // reset makes the state the answer of a full query: the partition of d
@@ -163,14 +167,22 @@ func (g *greedyCC) apply(us []stream.Update) {
 // start returns where Boruvka resumes from: a DSU of the forest's trees
 // (connected pieces of the graph), the forest's edges, and, by root of
 // that DSU, which trees are whole clean sets, finished components.
+//
+// d and finished are valid until the next call; forest is the caller's,
+// with room for a spanning forest's edges.
 func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
 	n := uint32(len(g.label))
-	d = dsu.New(n)
+	if g.pieces == nil || g.pieces.Len() != n {
+		g.pieces, g.finished = dsu.New(n), make([]bool, n)
+	} else {
+		g.pieces.Reset()
+		clear(g.finished)
+	}
+	d, finished = g.pieces, g.finished
 	forest = g.edges()
 	for _, e := range forest {
 		d.Union(e.Src, e.Dst)
 	}
-	finished = make([]bool, n)
 	for v := range n {
 		if !g.dirty[g.label[v]] {
 			finished[d.Find(v)] = true
@@ -179,9 +191,10 @@ func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
 	return d, forest, finished
 }
 
-// edges returns the forest's edges, each with Src < Dst, in no set order.
+// edges returns the forest's edges, each with Src < Dst, in no set order,
+// in a slice with room for a spanning forest's edges (Vertices − 1).
 func (g *greedyCC) edges() []stream.Edge {
-	es := make([]stream.Edge, 0, g.forest.n)
+	es := make([]stream.Edge, 0, max(g.forest.n, len(g.label)-1))
 	for _, idx := range g.forest.slots {
 		if idx != 0 {
 			a, b := sketch.EdgeOf(idx)

@@ -93,6 +93,7 @@ type Room struct {
 	followBuf []stream.Update
 	followRaw []byte
 	applyAt   int // pieceApplyIDs; tests lower it
+	scratch   boruvkaScratch
 }
 
 // New returns a Room over pipe. Every update must reach pipe through the
@@ -259,7 +260,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	var (
 		d    *dsu.DSU
 		kept []stream.Edge
-		rs   = resume{implicit: noVertex}
+		rs   = resume{implicit: noVertex, scratch: &r.scratch}
 	)
 	if reuse {
 		rs.held = func(view []sketch.Bucket, round int, v uint32) {
