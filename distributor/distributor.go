@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"sketchcc/gutters"
-	"sketchcc/sketch"
 )
 
 // distributor ships batches to one worker over one connection: its
@@ -288,7 +287,7 @@ func (d *distributor) admit(b *pending) bool {
 	d.mu.pending[b.id] = b
 	d.mu.Unlock()
 	d.st.batches.Add(1)
-	d.st.updates.Add(uint64(len(b.neighbors)))
+	d.st.updates.Add(uint64(b.raw))
 	return true
 }
 
@@ -304,7 +303,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		entries []batchEntry
 		payload []byte
 		bytes   int // the neighbour ids' raw size: FrameBytes counts them
-		worst   int // the frame's largest encoding (maxBatchBytes)
+		encoded int // the frame's payload: its batches' encodings
 		timer   = time.NewTimer(time.Hour)
 		timerC  <-chan time.Time
 	)
@@ -318,9 +317,8 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		entries, payload = entries[:0], payload[:0]
 		for _, b := range frame {
-			n, ids := len(payload), 0
-			payload, ids = enc.append(payload, b.neighbors)
-			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(ids), Bytes: uint32(len(payload) - n)})
+			payload = append(payload, b.enc...)
+			entries = append(entries, batchEntry{ID: b.id, Vertex: b.vertex, Updates: uint32(b.ids), Bytes: uint32(len(b.enc))})
 		}
 		d.conn.SetWriteDeadline(time.Now().Add(p.cfg.AnswerTimeout))
 		_, err := fw.write(batchesMsg, entries, payload)
@@ -338,7 +336,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		d.mu.Unlock()
 		clear(frame)
-		frame, bytes, worst = frame[:0], 0, 0
+		frame, bytes, encoded = frame[:0], 0, 0
 		return nil
 	}
 	for {
@@ -374,11 +372,11 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 				batches = nil
 				continue
 			}
-			if b = p.take(gb); b == nil {
+			if b = p.take(gb, enc); b == nil {
 				continue // sketched here: under the local cutoff
 			}
 		}
-		if worst+maxBatchBytes(len(b.neighbors)) > d.workerMaxFrame {
+		if encoded+len(b.enc) > d.workerMaxFrame {
 			// b could take the frame past what the worker reads.
 			if err := flush(); err != nil {
 				p.requeue([]*pending{b})
@@ -390,8 +388,8 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		credits--
 		frame = append(frame, b)
-		bytes += 4 * len(b.neighbors)
-		worst += maxBatchBytes(len(b.neighbors))
+		bytes += 4 * b.raw
+		encoded += len(b.enc)
 		switch {
 		case credits == 0 || bytes >= d.frameBytes || len(frame) == maxFrameBatches:
 			// Out of credits, nothing more can join the frame until
@@ -411,7 +409,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 func (d *distributor) readDeltas(fr *frameReader) error {
 	p := d.p
 	dc := newDeltaCodec(p.params)
-	delta := make([]sketch.Bucket, p.per)
+	xor := dc.xorInto // one method value for the connection, not one per delta
 	var ids []uint64
 	var payload []byte
 	protocol := func(err error) error { return &ProtocolError{Worker: d.name, Err: err} }
@@ -462,7 +460,7 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		rest := payload
 		for _, id := range ids {
 			var v uint32
-			v, rest, err = dc.decode(delta, rest)
+			v, rest, err = dc.parse(rest)
 			if err != nil {
 				return protocol(fmt.Errorf("delta for batch %d: %w", id, err))
 			}
@@ -481,7 +479,7 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				d.st.duplicates.Add(1)
 				continue
 			}
-			if err := p.st.Merge(id, v, delta); err != nil {
+			if err := p.st.MergeWith(id, v, xor); err != nil {
 				p.refusedBy(err)
 			}
 			d.st.merged.Add(1)

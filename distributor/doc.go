@@ -85,7 +85,8 @@
 //	                  the non-zero buckets, 16 bytes each (Alpha, Gamma uint64)
 //
 // A batch carries the neighbour ids that occur an odd number of times in
-// it, sorted, in whichever form is shorter: the sketch is linear over
+// it, sorted, as gaps or as a bitmap (the bitmap when it is shorter or
+// takes at most two bytes per id): the sketch is linear over
 // GF(2), so a pair of equal ids cancels and the worker's delta is the
 // same, bucket for bucket (TestBatchParityDeltaEqual). Its updates count
 // those ids, so a batch may carry none. A delta carries, per column, the

@@ -137,13 +137,16 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// pending is a batch taken from the gutters and not yet applied: its own
-// copy of the neighbours, kept until its delta is merged so that it can be
-// sent again. Its id is its store ticket.
+// pending is a batch taken from the gutters and not yet applied: its
+// neighbours encoded once for the wire (batchEncoder), kept until its delta
+// is merged so that it can be sent again, to any worker, without encoding
+// it again. Its id is its store ticket.
 type pending struct {
-	id        store.Ticket
-	vertex    uint32
-	neighbors []uint32
+	id     store.Ticket
+	vertex uint32
+	raw    int    // neighbour ids the gutter held, repeats included
+	ids    int    // ids in enc: those of odd count in the gutter
+	enc    []byte // the batch's wire encoding, from a Pool buffer
 	// sent is when the frame carrying the batch on its current
 	// connection was written (zero before); guarded by that
 	// distributor's mu.
@@ -172,7 +175,6 @@ type Pool struct {
 	gut    *gutters.Gutters
 	st     *store.Store
 	params sketch.Params
-	per    int // buckets per delta
 	wg     sync.WaitGroup
 	quit   chan struct{} // closed by Close
 	closed atomic.Bool
@@ -182,7 +184,7 @@ type Pool struct {
 	// sketched here.
 	abandoned   chan struct{}
 	abandonOnce sync.Once
-	buffers     sync.Pool // *[]uint32 of BatchUpdates ids
+	buffers     sync.Pool // *[]byte holding encoded batches
 
 	// mu guards the fields below. Lock order: Pool.mu before
 	// distributor.mu (doc.go).
@@ -219,9 +221,8 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 	}
 	p := &Pool{cfg: cfg, gut: g, st: st, params: st.Params(), quit: make(chan struct{}),
 		retry: make(chan *pending, retryQueueBatches), abandoned: make(chan struct{})}
-	p.per = p.params.BucketsPerVertex()
 	batch := g.Config().BatchUpdates
-	p.buffers.New = func() any { s := make([]uint32, 0, batch); return &s }
+	p.buffers.New = func() any { s := make([]byte, 0, maxBatchBytes(batch)); return &s }
 	p.mu.dists = map[string]*distributor{}
 	p.mu.changed = make(chan struct{})
 	p.mu.stats = map[string][]*workerStats{}
@@ -506,15 +507,16 @@ func (p *Pool) isAbandoned() bool {
 // take copies batch b into a pending batch with a new id, or sketches it
 // on the main node when it is under the local cutoff (nil then). It
 // releases b.
-func (p *Pool) take(b gutters.Batch) *pending {
+func (p *Pool) take(b gutters.Batch, enc *batchEncoder) *pending {
 	if len(b.Neighbors) < p.cfg.LocalCutoff {
 		p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
 		p.gut.Release(b)
 		p.localCutoff.Add(1)
 		return nil
 	}
-	buf := p.buffers.Get().(*[]uint32)
-	pb := &pending{id: b.Ticket, vertex: b.Vertex, neighbors: append((*buf)[:0], b.Neighbors...)}
+	buf := p.buffers.Get().(*[]byte)
+	pb := &pending{id: b.Ticket, vertex: b.Vertex, raw: len(b.Neighbors)}
+	pb.enc, pb.ids = enc.append((*buf)[:0], b.Neighbors)
 	p.gut.Release(b)
 	return pb
 }
@@ -522,7 +524,7 @@ func (p *Pool) take(b gutters.Batch) *pending {
 // done recycles the buffer of a batch that has been applied. b's fields
 // are not written: the writer of a failed connection may still read them.
 func (p *Pool) done(b *pending) {
-	s := b.neighbors[:0]
+	s := b.enc[:0]
 	p.buffers.Put(&s)
 }
 
@@ -542,7 +544,14 @@ func (p *Pool) refusedBy(err error) {
 
 // applyLocal sketches a pending batch on the main node.
 func (p *Pool) applyLocal(b *pending) {
-	p.applyBatch(b.id, b.vertex, b.neighbors)
+	ids, err := decodeBatch(make([]uint32, 0, b.ids), b.enc, b.ids, b.vertex, p.params.Vertices())
+	if err != nil {
+		// The encoding is the Pool's own: a bug, which the store then
+		// reports as an outstanding batch.
+		p.cfg.Logger.Error("cannot decode a batch the main node encoded", "vertex", b.vertex, "err", err)
+		return
+	}
+	p.applyBatch(b.id, b.vertex, ids)
 	p.fallback.Add(1)
 	p.done(b)
 }

@@ -213,6 +213,23 @@ func TestDeltaCodecRoundTrip(t *testing.T) {
 		if len(rest) != 0 {
 			t.Errorf("V=%d: %d bytes left", vertices, len(rest))
 		}
+		// xorInto merges what parse kept, touching the delta's buckets
+		// only: the result equals sketch.Merge of the decoded delta.
+		rest = b
+		for i, w := range want {
+			base := make([]sketch.Bucket, per)
+			for j := range base {
+				base[j] = sketch.Bucket{Alpha: r.Uint64(), Gamma: r.Uint64()}
+			}
+			wantMerged := slices.Clone(base)
+			sketch.Merge(wantMerged, w)
+			_, rest, err = dc.parse(rest)
+			requireNoError(t, err)
+			dc.xorInto(base)
+			if !slices.Equal(base, wantMerged) {
+				t.Fatalf("V=%d delta %d: xorInto differs from Merge of the decoded delta", vertices, i)
+			}
+		}
 	}
 }
 
@@ -352,6 +369,35 @@ func BenchmarkWire(b *testing.B) {
 				rest := encoded
 				for range bs {
 					_, rest, _ = dc.decode(d, rest)
+				}
+			}
+			perUpdate(b, len(encoded))
+		})
+		// op=delta-merge is what the main node does with a delta: XOR it
+		// into its vertex's sketch in a table of the graph's size.
+		// codec=compact merges straight from the frame, only the delta's
+		// buckets (xorInto); codec=compact-full decodes it into a whole
+		// sketch first and merges every bucket.
+		table := sketch.NewTable(p)
+		b.Run(name("delta-merge", "compact"), func(b *testing.B) {
+			for b.Loop() {
+				rest := encoded
+				for range bs {
+					var v uint32
+					v, rest, _ = dc.parse(rest)
+					dc.xorInto(table.Sketch(v))
+				}
+			}
+			perUpdate(b, len(encoded))
+		})
+		b.Run(name("delta-merge", "compact-full"), func(b *testing.B) {
+			d := make([]sketch.Bucket, p.BucketsPerVertex())
+			for b.Loop() {
+				rest := encoded
+				for range bs {
+					var v uint32
+					v, rest, _ = dc.decode(d, rest)
+					sketch.Merge(table.Sketch(v), d)
 				}
 			}
 			perUpdate(b, len(encoded))

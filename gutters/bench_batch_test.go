@@ -8,16 +8,20 @@ import (
 	"sketchcc/stream"
 )
 
+// pipelineGeometries are the vertex counts of kron13, kron15 and kron17
+// with the batch size main-node gives their gutters.
+var pipelineGeometries = []struct {
+	name     string
+	vertices uint32
+	batch    int
+}{{"vertices=2^13", 1 << 13, 1876}, {"vertices=2^15", 1 << 15, 2524}, {"vertices=2^17", 1 << 17, 3268}}
+
 // BenchmarkInsertBatch inserts 12 Ki-update chunks, as the ingestion
 // pipeline does, into gutters sized as main-node sizes them (sketch bytes
 // per vertex / 4 ids): at V = 2^17 the slab is 1.7 GB and nearly every
 // append misses the caches.
 func BenchmarkInsertBatch(b *testing.B) {
-	for _, bc := range []struct {
-		name     string
-		vertices uint32
-		batch    int
-	}{{"vertices=2^13", 1 << 13, 1876}, {"vertices=2^15", 1 << 15, 2524}, {"vertices=2^17", 1 << 17, 3268}} {
+	for _, bc := range pipelineGeometries {
 		b.Run(bc.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			us := make([]stream.Update, 1<<22)
@@ -45,6 +49,54 @@ func BenchmarkInsertBatch(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(b.N)*chunk/b.Elapsed().Seconds(), "updates/s")
+			b.StopTimer()
+			g.Close()
+			wg.Wait()
+		})
+	}
+}
+
+// BenchmarkPartInsert is one Part of a single-Part split inserting 8 Ki
+// pair chunks, as an inserter of the parallel pipeline does, with the
+// gutters sized as BenchmarkInsertBatch sizes them. ns/pair is the cost of
+// one append (two per edge update):
+//
+//	go test -run='^$' -bench=PartInsert -count=6 ./gutters | benchstat -
+func BenchmarkPartInsert(b *testing.B) {
+	for _, bc := range pipelineGeometries {
+		b.Run(bc.name, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			pairs := make([][2]uint32, 1<<22)
+			for i := range pairs {
+				s, d := rng.Uint32N(bc.vertices), rng.Uint32N(bc.vertices-1)
+				if d >= s {
+					d++
+				}
+				pairs[i] = [2]uint32{s, d}
+			}
+			g := newGutters(b, Config{Vertices: bc.vertices, BatchUpdates: bc.batch, QueueBatches: 16})
+			g.AdviseHugePages() // as the pipeline does
+			parts, err := g.Parts(1)
+			requireNoError(b, err)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for bt := range g.Batches() {
+					g.Release(bt)
+				}
+			})
+			const chunk = 8 << 10
+			// Fault the slab in first: a pipeline inserts for minutes.
+			for lo := 0; lo < len(pairs); lo += chunk {
+				parts[0].Insert(pairs[lo : lo+chunk])
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				lo := (i % (len(pairs) / chunk)) * chunk
+				parts[0].Insert(pairs[lo : lo+chunk])
+				i++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*chunk), "ns/pair")
 			b.StopTimer()
 			g.Close()
 			wg.Wait()

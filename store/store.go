@@ -146,6 +146,25 @@ func (s *Store) ApplyNow(v uint32, neighbors []uint32) {
 	s.done()
 }
 
+// MergeWith retires ticket t and calls merge with v's sketch
+// (BucketsPerVertex buckets) under v's lock, for a caller that XORs a
+// delta in its own form (a remote delta straight from its frame, only its
+// non-zero buckets). merge must XOR in the delta that sketch.Params.Delta
+// computes for t's batch, and nothing else. It returns an error wrapping
+// ErrTicket, and does not call merge, when t is not an outstanding ticket
+// for v.
+func (s *Store) MergeWith(t Ticket, v uint32, merge func(sketch []sketch.Bucket)) error {
+	if err := s.retire(t, v, "merge"); err != nil {
+		return err
+	}
+	l := &s.locks[v]
+	l.Lock()
+	merge(s.table.Sketch(v))
+	l.Unlock()
+	s.done()
+	return nil
+}
+
 // Merge XORs delta, a sketch computed by sketch.Params.Delta for vertex v,
 // into v's sketch and retires ticket t. It returns an error wrapping
 // ErrTicket, and changes nothing, when t is not an outstanding ticket for v.
