@@ -54,6 +54,11 @@ func TestPartsConcurrent(t *testing.T) {
 				t.Fatalf("parts=%d: pair %v out %d times, want %d", n, p, got.pairs[p], k)
 			}
 		}
+		for i, size := range got.batches {
+			if size < 1 || size > per {
+				t.Fatalf("parts=%d: batch %d holds %d ids, want [1, %d]", n, i, size, per)
+			}
+		}
 		st := g.Stats()
 		if int(st.Batches) != len(got.batches) {
 			t.Errorf("parts=%d: Stats().Batches = %d, %d batches out", n, st.Batches, len(got.batches))

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -146,7 +147,7 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 	queues []chan []pair, inserted *atomic.Uint64, fail func(uint64, error)) {
 	f := e.fan
 	so := newSorter(len(f.parts), queues, f.pool)
-	buf := make([]stream.Update, readChunk)
+	vertices := file.Header().Vertices
 	raw := make([]byte, readChunk*stream.RecordBytes*8)
 	for {
 		blo := claim.Add(block) - block
@@ -161,10 +162,15 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 				fail(at, err)
 				break
 			}
-			k, err := r.Read(buf)
-			so.add(buf[:k])
+			recs, first, err := r.ReadRaw()
+			k := so.add(recs, vertices)
 			at += uint64(k)
 			inserted.Add(uint64(k))
+			if n := uint64(len(recs) / stream.RecordBytes); uint64(k) < n {
+				i := first + uint64(k)
+				fail(i, r.BadRecord(i, recs[k*stream.RecordBytes:(k+1)*stream.RecordBytes]))
+				break
+			}
 			if err == io.EOF {
 				break
 			}
@@ -204,27 +210,38 @@ func newSorter(parts int, queues []chan []pair, pool chan []pair) *sorter {
 	return s
 }
 
-// add sorts the two pairs of each update of us by Part.
-func (s *sorter) add(us []stream.Update) {
+// add sorts the two pairs of each record of recs (whole records of a
+// stream of the given vertex count) by Part, up to the first record that
+// fails the stream's checks, and returns the number of records taken.
+// Decoding here, rather than through stream.Reader.Read, writes each
+// update once, as its two pairs.
+func (s *sorter) add(recs []byte, vertices uint32) int {
 	n := len(s.chunks)
 	chunks, fill := s.chunks, s.fill[:n]
-	for _, u := range us {
-		src, dst := u.Src, u.Dst
+	k := len(recs) / stream.RecordBytes
+	for j := range k {
+		rec := recs[j*stream.RecordBytes : (j+1)*stream.RecordBytes]
+		src := binary.LittleEndian.Uint32(rec[1:5])
+		dst := binary.LittleEndian.Uint32(rec[5:9])
+		if rec[0] > 1 || src >= vertices || dst >= vertices || src == dst {
+			return j
+		}
 		i := gutters.PartOf(src, n)
-		k := fill[i]
-		chunks[i][k] = pair{src, dst}
-		fill[i] = k + 1
-		if k+1 == pairChunk {
+		c := fill[i]
+		chunks[i][c] = pair{src, dst}
+		fill[i] = c + 1
+		if c+1 == pairChunk {
 			s.handOver(i)
 		}
 		i = gutters.PartOf(dst, n)
-		k = fill[i]
-		chunks[i][k] = pair{dst, src}
-		fill[i] = k + 1
-		if k+1 == pairChunk {
+		c = fill[i]
+		chunks[i][c] = pair{dst, src}
+		fill[i] = c + 1
+		if c+1 == pairChunk {
 			s.handOver(i)
 		}
 	}
+	return k
 }
 
 // handOver queues Part i's full chunk and takes an empty one.

@@ -75,6 +75,12 @@ func FuzzReader(f *testing.F) {
 		if !slices.Equal(us, us2) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
 			t.Fatalf("one byte at a time: %d updates, %v; whole: %d updates, %v", len(us2), err2, len(us), err)
 		}
+		// Raw records checked by BadRecord, the same.
+		r, _ = NewReader(bytes.NewReader(data))
+		us3, err3 := readAllRaw(r)
+		if !slices.Equal(us, us3) || (err == nil) != (err3 == nil) || (err != nil && err.Error() != err3.Error()) {
+			t.Fatalf("ReadRaw: %d updates, %v; Read: %d updates, %v", len(us3), err3, len(us), err)
+		}
 	})
 }
 

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,39 @@ var wrappers = []struct {
 // end), after checking the Source contract: a Read returns updates or an
 // error, never both and never neither, and an error that ends the stream
 // is returned again by the next call.
+// readAllRaw reads r to its end with ReadRaw, decoding and checking each
+// record as a caller of ReadRaw must, and returns the updates and the error
+// that ended it (nil at a clean end).
+func readAllRaw(r *Reader) ([]Update, error) {
+	var out []Update
+	for {
+		recs, first, err := r.ReadRaw()
+		if len(recs) > 0 && err != nil {
+			return out, fmt.Errorf("ReadRaw returned %d bytes and error %v", len(recs), err)
+		}
+		if len(recs)%RecordBytes != 0 {
+			return out, fmt.Errorf("ReadRaw returned %d bytes", len(recs))
+		}
+		for i := 0; i < len(recs); i += RecordBytes {
+			rec := recs[i : i+RecordBytes]
+			if err := r.BadRecord(first+uint64(i/RecordBytes), rec); err != nil {
+				if _, _, again := r.ReadRaw(); again == nil || again.Error() != err.Error() {
+					return out, fmt.Errorf("ReadRaw after bad record %q returned %v", err, again)
+				}
+				return out, err
+			}
+			out = append(out, Update{Type: UpdateType(rec[0]), Edge: Edge{
+				Src: binary.LittleEndian.Uint32(rec[1:5]), Dst: binary.LittleEndian.Uint32(rec[5:9])}})
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
 func readAll(src Source, chunk int) ([]Update, error) {
 	buf := make([]Update, chunk)
 	var out []Update

@@ -146,18 +146,7 @@ func (r *Reader) Read(dst []Update) (int, error) {
 		return 0, r.err
 	}
 	n := 0
-	for n < len(dst) {
-		if r.end-r.pos < RecordBytes {
-			if r.pending != nil {
-				break
-			}
-			if r.next >= r.limit {
-				r.atEnd()
-				break
-			}
-			r.fill()
-			continue
-		}
+	for n < len(dst) && r.more() {
 		k := min(len(dst)-n, (r.end-r.pos)/RecordBytes)
 		b := r.buf[r.pos : r.pos+k*RecordBytes]
 		out := dst[n : n+k]
@@ -186,15 +175,73 @@ func (r *Reader) Read(dst []Update) (int, error) {
 	if n > 0 {
 		return n, nil
 	}
+	return 0, r.endErr()
+}
+
+// more reads until a whole record is buffered and reports whether one is;
+// when none is, the input has ended or failed (endErr says which).
+func (r *Reader) more() bool {
+	for r.end-r.pos < RecordBytes {
+		if r.pending != nil {
+			return false
+		}
+		if r.next >= r.limit {
+			r.atEnd()
+			return false
+		}
+		r.fill()
+	}
+	return true
+}
+
+// endErr is what ends the records when more finds none: io.EOF, a
+// *FormatError (kept for every later call) or a read error (returned once).
+func (r *Reader) endErr() error {
 	if r.err != nil {
-		return 0, r.err
+		return r.err
 	}
 	err := r.pending
 	r.pending = nil
 	if _, ok := err.(*FormatError); ok {
 		r.err = err // a short input stays short
 	}
-	return 0, err
+	return err
+}
+
+// ReadRaw is Read for a caller that decodes records itself: it returns the
+// next whole records buffered, at least one, as their 9-byte encodings
+// (RecordBytes each; the slice aliases the Reader's buffer and is valid
+// until the next call), and the index of the first. It does not check the
+// records: the caller must, and report the first bad one with BadRecord.
+// At the end of the records, and for a short or failing input, it returns
+// no records and the error Read would.
+func (r *Reader) ReadRaw() (recs []byte, first uint64, err error) {
+	if r.err != nil {
+		return nil, r.next, r.err
+	}
+	if !r.more() {
+		return nil, r.next, r.endErr()
+	}
+	k := (r.end - r.pos) / RecordBytes
+	recs, first = r.buf[r.pos:r.pos+k*RecordBytes], r.next
+	r.pos += k * RecordBytes
+	r.next += uint64(k)
+	return recs, first, nil
+}
+
+// BadRecord returns the *FormatError that Read gives for rec, the record
+// of index i that ReadRaw returned, when it fails a check (type byte,
+// vertex range, self-loop), and nil when it passes them. A bad record ends
+// the Reader: every later call returns the error.
+func (r *Reader) BadRecord(i uint64, rec []byte) error {
+	t := rec[0]
+	s := binary.LittleEndian.Uint32(rec[1:5])
+	d := binary.LittleEndian.Uint32(rec[5:9])
+	if t <= 1 && s < r.h.Vertices && d < r.h.Vertices && s != d {
+		return nil
+	}
+	r.err = r.recordError(i, t, s, d)
+	return r.err
 }
 
 // atEnd decides what follows the last record: io.EOF when the input ends

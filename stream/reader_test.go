@@ -98,6 +98,16 @@ func TestBinaryCases(t *testing.T) {
 			} else {
 				checkFormatError(t, r.Err(), c.err, at, path)
 			}
+			// ReadRaw with BadRecord: the same updates, the same error.
+			got, err = readAllRaw(f.Reader(0, f.Header().Updates))
+			if !slices.Equal(got, c.want) {
+				t.Errorf("ReadRaw: updates %v, want %v", got, c.want)
+			}
+			if c.err == nil {
+				requireNoError(t, err)
+			} else {
+				checkFormatError(t, err, c.err, at, path)
+			}
 		})
 	}
 }

@@ -97,6 +97,22 @@ type headerJSON struct {
 	Updates  uint64 `json:"updates"`
 }
 
+// readHeader returns the header at the start of the file at path, or nil
+// when the file is shorter than a header.
+func readHeader(path string) *headerJSON {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer file.Close()
+	b := make([]byte, stream.HeaderBytes)
+	if _, err := io.ReadFull(file, b); err != nil {
+		return nil
+	}
+	h := stream.DecodeHeader(b)
+	return &headerJSON{Vertices: h.Vertices, Updates: h.Updates}
+}
+
 var validateCommand = &command{
 	usage: "streamtool validate FILE",
 	about: `Checks that a binary stream is well formed: the file size matches the
@@ -132,6 +148,9 @@ up to --max-bitmap-bytes, else a hash set of the edges.
 			var fe *stream.FormatError
 			if !errors.As(err, &fe) {
 				return err // not a verdict on the stream: cannot read it
+			}
+			if f.Header == nil {
+				f.Header = readHeader(path) // a size problem: the header may still be there
 			}
 			f.Error = err.Error()
 			if fe.Index >= 0 {

@@ -131,6 +131,9 @@ type ccJSON struct {
 	Index      *int64 `json:"index"`
 	Offset     *int64 `json:"offset"`
 	Error      string `json:"error"`
+	Header     *struct {
+		Vertices uint32 `json:"vertices"`
+	} `json:"header"`
 }
 
 // TestGen runs both generators and checks their outputs with validate and
@@ -288,6 +291,12 @@ func TestValidate(t *testing.T) {
 		if v.Valid || (tc.index >= 0) != (v.Index != nil) {
 			t.Errorf("%s: %+v", tc.name, v)
 			continue
+		}
+		// The header is reported whenever the file holds one, a file of
+		// the wrong size included.
+		if hasHeader := len(tc.data) >= stream.HeaderBytes; hasHeader != (v.Header != nil) ||
+			hasHeader && v.Header.Vertices != 4 {
+			t.Errorf("%s: header %+v in the verdict, file of %d bytes with 4 vertices", tc.name, v.Header, len(tc.data))
 		}
 		if v.Index != nil && (*v.Index != tc.index || *v.Offset != stream.RecordOffset(uint64(tc.index))) {
 			t.Errorf("%s: index %d offset %d, want %d %d", tc.name, *v.Index, *v.Offset,
