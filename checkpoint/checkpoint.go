@@ -83,9 +83,30 @@ type StreamID struct {
 	Head, Tail uint32
 }
 
+// fileKind names the kind of a file that is not regular.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "of mode " + m.String()
+}
+
 // Identify returns the StreamID of the stream file at path, reading at
-// most 2 MiB of it.
+// most 2 MiB of it. A path that is not a regular file (a pipe, a device)
+// is an error.
 func Identify(path string) (StreamID, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A pipe has no size to check and cannot be read at the
+		// checkpoint's offset; opening one could block.
+		return StreamID{}, fmt.Errorf("checkpoint: %s is %s, not a regular file: checkpoints need a stream file", path, fileKind(fi.Mode()))
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return StreamID{}, fmt.Errorf("checkpoint: cannot identify the stream: %w", err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"sketchcc/internal/testgraph"
@@ -191,5 +192,13 @@ func TestIdentify(t *testing.T) {
 	}
 	if _, err := Identify(filepath.Join(dir, "none")); err == nil {
 		t.Error("Identify of a missing file returned no error")
+	}
+	// A pipe is refused by name, without reading from it.
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Identify(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Identify of a pipe: %v", err)
 	}
 }

@@ -304,6 +304,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		payload []byte
 		bytes   int // the neighbour ids' raw size: FrameBytes counts them
 		encoded int // the frame's payload: its batches' encodings
+		ids     int // the ids they carry: the worker decodes at most its frame limit's worth, at 4 bytes each
 		timer   = time.NewTimer(time.Hour)
 		timerC  <-chan time.Time
 	)
@@ -336,7 +337,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		d.mu.Unlock()
 		clear(frame)
-		frame, bytes, encoded = frame[:0], 0, 0
+		frame, bytes, encoded, ids = frame[:0], 0, 0, 0
 		return nil
 	}
 	for {
@@ -376,8 +377,10 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 				continue // sketched here: under the local cutoff
 			}
 		}
-		if encoded+len(b.enc) > d.workerMaxFrame {
-			// b could take the frame past what the worker reads.
+		if encoded+len(b.enc) > d.workerMaxFrame || 4*(ids+b.ids) > d.workerMaxFrame {
+			// b could take the frame past what the worker reads: its
+			// payload, or its ids decoded (checkBatches; a bitmap
+			// carries up to 8 ids a byte).
 			if err := flush(); err != nil {
 				p.requeue([]*pending{b})
 				return err
@@ -390,6 +393,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		frame = append(frame, b)
 		bytes += 4 * b.raw
 		encoded += len(b.enc)
+		ids += b.ids
 		switch {
 		case credits == 0 || bytes >= d.frameBytes || len(frame) == maxFrameBatches:
 			// Out of credits, nothing more can join the frame until

@@ -195,17 +195,19 @@ func LoadKey(path string) ([]byte, error) {
 }
 
 // ParseKey reads a cluster key from the contents of a key file: base64
-// (as `head -c 32 /dev/urandom | base64` writes it) or raw, 16, 24 or 32
-// bytes once surrounding white space is trimmed. Its error gives the
-// length that was wrong: the decoded length of base64 text, else the raw
-// length.
+// (as `head -c 32 /dev/urandom | base64` writes it) of 16, 24 or 32 bytes,
+// or, for text that is not base64, that many raw bytes, once surrounding
+// white space is trimmed. Text that is base64 is always taken as base64,
+// so a key of the wrong size (`head -c 12 … | base64`, 16 characters) is
+// refused rather than used as 16 raw bytes. Its error gives the length
+// that was wrong: the decoded length of base64 text, else the raw length.
 func ParseKey(b []byte) ([]byte, error) {
 	s := bytes.TrimSpace(b)
 	k, err := base64.StdEncoding.DecodeString(string(s))
 	if err == nil && checkKey(k) == nil && len(k) > 0 {
 		return k, nil
 	}
-	if len(s) > 0 && checkKey(s) == nil {
+	if err != nil && len(s) > 0 && checkKey(s) == nil {
 		return s, nil
 	}
 	const want = "want base64 of 16, 24 or 32 bytes (head -c 32 /dev/urandom | base64), or that many raw bytes"

@@ -19,7 +19,7 @@ func TestParseKey(t *testing.T) {
 			t.Errorf("base64 of %d bytes: %x, %v", n, k, err)
 		}
 	}
-	raw := []byte("0123456789abcdef!") // 17 bytes, not base64
+	raw := []byte("0123456789abcde!!") // 17 bytes, not base64
 	if _, err := ParseKey(raw[:16]); err != nil {
 		t.Errorf("16 raw bytes: %v", err)
 	}
@@ -28,6 +28,8 @@ func TestParseKey(t *testing.T) {
 		want string
 	}{
 		{b64(20), "cluster key is base64 of 20 bytes (28 characters)"}, // was "of 28 bytes"
+		// 16 characters of base64: 12 bytes, not a raw 16-byte key.
+		{b64(12), "cluster key is base64 of 12 bytes (16 characters)"},
 		{[]byte(" \n"), "cluster key is empty"},
 		{raw, "cluster key of 17 raw bytes, not base64"},
 	} {

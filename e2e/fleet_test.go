@@ -150,54 +150,158 @@ func TestLeaveAndFailure(t *testing.T) {
 	}
 }
 
-// TestWorkerSigtermInFinalFlush: SIGTERM to a worker once the whole
-// stream has been handed to the main node (it is in its final flush):
-// the worker stops taking batches at once and exits within 2 s; the
-// answer stays exact.
+// TestWorkerSigtermInFinalFlush: SIGTERM to a worker in the main node's
+// final flush, while the main node still has thousands of batches for it:
+// the worker stops taking batches at once and exits within 2 s, without
+// waiting for the main node to finish; the main node sketches what the
+// worker did not answer, and the answer stays exact.
+//
+// The worker's link back to the main node carries 256 KiB/s (a proxy)
+// and each delta is about 9 KB (49 columns), so the final flush would
+// last a minute: the worker's delta writes wait on a full send queue and
+// batches wait in its socket. A worker that went on reading the batches
+// in its socket (as it did when SIGTERM only shut the read side) would
+// take seconds to send their deltas.
 func TestWorkerSigtermInFinalFlush(t *testing.T) {
 	skipShort(t)
 	path := kron12(t)
 	labelsPath := filepath.Join(t.TempDir(), "labels")
-	f := newFeeder(t, path, 0.5)
-	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "2", "--local-workers", "0",
-		"--batch-factor", "0.5", "--labels", labelsPath)
-	w := startWorker(t, addr, "--name", "busy")
-	startWorker(t, addr, "--name", "other")
-	f.run(func() error { return nil })
-	f.wait(t)
+	px := newProxy(t, proxyOptions{rate: 256 << 10})
+	f := newFeeder(t, path)
+	// Gutters that hold the whole stream: the final flush is every batch
+	// (4,096, one per vertex), all of them in flight at once.
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--sketch-factor", "3", "--batch-factor", "1", "--credits", "4096", "--labels", labelsPath)
+	w := startWorkerBehind(t, px, addr, "--name", "busy", "--metrics-listen", "127.0.0.1:0",
+		"--shutdown-timeout", "500ms")
+	metricsAddr := w.waitLog(`msg="metrics listening" addr=(\S+)`, time.Second)[1]
+	f.wait(t) // the main node has read the whole stream: it is in its final flush
+	read := func() (batches, bytes uint64, err error) {
+		fams, _, err := tryScrape(metricsAddr)
+		v, _ := value(fams, "sketchcc_batches_sketched_total")
+		b, _ := value(fams, "sketchcc_wire_bytes_total", "direction", "received")
+		return uint64(v), uint64(b), err
+	}
+	listen := w.waitLog(`msg="worker listening" .*listen=127\.0\.0\.1:(\d+)`, time.Second)[1]
+	port, _ := strconv.Atoi(listen)
+	// The worker is behind: its delta writes wait on a full send queue
+	// and batches wait in its socket.
+	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		n, _, err := read()
+		if err != nil {
+			return err
+		}
+		tx, rx, err := sockQueues(port)
+		if err != nil || n < 100 || tx < 1<<20 || rx < 32<<10 {
+			return fmt.Errorf("the worker has read %d batches; its socket holds %d bytes to send, %d to read (%v)",
+				n, tx, rx, err)
+		}
+		return nil
+	})
+	// The worker reads in bursts, when its send queue has drained enough
+	// for its writes to go on; the check above tends to see the end of
+	// one. Past it, the frame bytes read just before the signal.
+	time.Sleep(100 * time.Millisecond)
+	_, atSignal, err := read()
+	if err != nil {
+		t.Fatal(err)
+	}
 	t0 := time.Now()
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// What the worker has read once the signal has been handled; its
+	// delta writes keep it alive for a while (--shutdown-timeout).
+	time.Sleep(50 * time.Millisecond)
+	before, beforeBytes, err := read()
+	if err != nil {
+		t.Fatalf("the worker is gone %v after SIGTERM, before its blocked write could time out: %v",
+			time.Since(t0).Round(time.Millisecond), err)
+	}
 	if code := w.wait(2 * time.Second); code != 0 {
 		t.Errorf("worker exited %d", code)
 	}
-	t.Logf("worker exited %v after SIGTERM", time.Since(t0).Round(time.Millisecond))
+	exited := time.Since(t0)
+	got := w.waitLog(`msg="stopped serving" .*batches=(\d+) .*bytes_received=(\d+)`, time.Second)
+	after, _ := strconv.ParseUint(got[1], 10, 64)
+	afterBytes, _ := strconv.ParseUint(got[2], 10, 64)
 	s := finish(t, m)
+	mainDone := time.Since(t0)
 	checkTruth(t, s, path, labelsPath)
+	checkCounters(t, s)
+	if len(s.Workers) != 1 || len(s.Workers[0].Connections) == 0 {
+		t.Fatalf("want one worker: %+v", s.Workers)
+	}
+	// The first connection carried the work; a re-dial after the worker
+	// closed (when its last write ran out of time and it could not say
+	// goodbye) is refused.
+	c := s.Workers[0].Connections[0]
+	t.Logf("worker exited %v after SIGTERM, the main node %v after the signal; the worker had read %d batches "+
+		"50 ms after the signal, %d more (%d bytes) later; %d bytes of frames after the signal in all; the main node sent it %d, %d merged, %d handed back; %d of the "+
+		"flush's batches sketched on the main node; connections %+v",
+		exited.Round(time.Millisecond), mainDone.Round(time.Millisecond), before, after-before, afterBytes-beforeBytes, afterBytes-atSignal,
+		c.Batches, c.DeltasMerged, c.BatchesResent, s.FallbackBatches, s.Workers[0].Connections)
+	for _, later := range s.Workers[0].Connections[1:] {
+		if later.Batches != 0 {
+			t.Errorf("the main node sent batches to the worker after it left: %+v", later)
+		}
+	}
+	// Stopped taking batches: once the signal was handled it read no
+	// frame from its socket (what its goodbye leaves there is discarded
+	// unread), while the main node still had most of the flush's 4,096
+	// batches to sketch, and did so itself.
+	// One read of its 64 KiB buffer may fall between the last scrape and
+	// the signal.
+	if afterBytes != beforeBytes || afterBytes-atSignal > 64<<10 {
+		t.Errorf("the worker read %d bytes of frames after SIGTERM, %d once it had handled the signal",
+			afterBytes-atSignal, afterBytes-beforeBytes)
+	}
+	if c.DeltasMerged > 2048 || s.FallbackBatches < 2048 {
+		t.Errorf("the worker answered %d batches and the main node sketched %d: SIGTERM did not come "+
+			"early in the flush", c.DeltasMerged, s.FallbackBatches)
+	}
 }
 
 // TestWorkerBehindStoppedMain: a worker whose main node is stopped
-// (SIGSTOP) exits within 2 s of SIGTERM: no write waits for ever. The
-// main node, continued, still gives the exact answer.
+// (SIGSTOP) while the worker owes it far more deltas than the socket
+// buffers hold exits within 2 s of SIGTERM: its blocked write has a
+// deadline. The main node, continued, still gives the exact answer.
 func TestWorkerBehindStoppedMain(t *testing.T) {
 	skipShort(t)
 	path := kron12(t)
 	labelsPath := filepath.Join(t.TempDir(), "labels")
-	f := newFeeder(t, path, 0.3)
-	// Small batches and many credits: the worker owes the main node far
-	// more deltas (4,096 × 7 KB) than the socket buffers hold.
+	f := newFeeder(t, path, 0.6)
+	// 4,096 credits of 490-id batches at 49 columns: the deltas for the
+	// batches in flight come to about 30 MB, well over what the loopback
+	// socket buffers between the two processes take (about 10 MB).
 	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
-		"--batch-factor", "0.05", "--credits", "4096", "--labels", labelsPath)
+		"--sketch-factor", "3", "--batch-factor", "0.1", "--credits", "4096", "--metrics-listen", "127.0.0.1:0",
+		"--labels", labelsPath)
+	metricsAddr := m.waitLog(`msg="metrics listening" addr=(\S+)`, time.Second)[1]
 	// The worker's own bound is --shutdown-timeout (1 s by default); half
 	// of it leaves the 2 s bound room for a loaded test machine.
-	w := startWorker(t, addr, "--shutdown-timeout", "500ms")
+	w := startWorker(t, addr, "--name", "w1", "--shutdown-timeout", "500ms")
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
-	time.Sleep(500 * time.Millisecond) // the main node ships batches
+	// The worker stops answering; the main node fills its credits.
+	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		fams, _ := scrape(t, metricsAddr)
+		if v, _ := value(fams, "sketchcc_credits_in_use", "worker", "w1"); v < 4000 {
+			return fmt.Errorf("%v of 4096 credits in use", v)
+		}
+		return nil
+	})
+	// The main node stops; the worker goes on, sketches the batches
+	// waiting in its socket and blocks writing their deltas.
 	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // the worker's writes block
+	if err := w.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
 	t0 := time.Now()
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -206,6 +310,8 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 		t.Errorf("worker exited %d", code)
 	}
 	t.Logf("worker exited %v after SIGTERM", time.Since(t0).Round(time.Millisecond))
+	// It was blocked writing deltas, and the deadline freed it.
+	w.waitLog(`msg="cannot send deltas; closing the connection" .*i/o timeout`, time.Second)
 	if err := m.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -213,6 +319,130 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	s := finish(t, m)
 	f.wait(t)
 	checkTruth(t, s, path, labelsPath)
+	checkCounters(t, s)
+}
+
+// TestRedialAfterCut: the data connection to a worker that stays a member
+// of the cluster is cut mid-frame (a proxy between the main node and the
+// worker's data port closes it). The main node dials the worker again
+// within its back-off, hands it batches again, and sends the batches the
+// cut connection held elsewhere; the answer is exact.
+func TestRedialAfterCut(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	px := newProxy(t, proxyOptions{cutAfter: 256 << 10})
+	f := newFeeder(t, path, 0.5)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--batch-factor", "0.5", "--labels", labelsPath)
+	w := startWorkerBehind(t, px, addr, "--name", "w1")
+	// The first half of the stream goes through the cut (at 256 KiB of
+	// batches, a few percent of it); the second half waits for the re-dial.
+	var redial time.Duration
+	f.run(func() error {
+		return poll(10*time.Second, func() error {
+			if n := m.count(`msg="worker connected" .*worker=w1`); n < 2 {
+				return fmt.Errorf("w1 connected %d times; the proxy took %d connections", n, px.accepted())
+			}
+			redial = time.Since(px.cutTime())
+			return nil
+		})
+	})
+	f.wait(t) // fails the test if the re-dial did not come
+	s := finish(t, m)
+	checkTruth(t, s, path, labelsPath)
+	checkCounters(t, s)
+	if code := w.wait(30 * time.Second); code != 0 {
+		t.Errorf("worker exited %d", code)
+	}
+	served := w.waitLog(`msg="stopped serving" .*batches=(\d+)`, time.Second)
+	read, _ := strconv.ParseUint(served[1], 10, 64)
+	if len(s.Workers) != 1 || len(s.Workers[0].Connections) < 2 {
+		t.Fatalf("want one worker entry with a connection before and after the cut: %+v", s.Workers)
+	}
+	ws := s.Workers[0]
+	cut, last := ws.Connections[0], ws.Connections[len(ws.Connections)-1]
+	t.Logf("re-dialled %v after the cut; the cut connection: %d batches, %d merged, %d sent elsewhere (%s); "+
+		"the last: %d batches, %d merged; the worker read %d batches in all; %d sketched on the main node",
+		redial.Round(time.Millisecond), cut.Batches, cut.DeltasMerged, cut.BatchesResent, cut.Error,
+		last.Batches, last.DeltasMerged, read, s.FallbackBatches)
+	if redial > 5*time.Second {
+		t.Errorf("re-dialled %v after the cut", redial)
+	}
+	if cut.BatchesResent == 0 || cut.Error == "" {
+		t.Errorf("the cut connection's batches were not sent elsewhere: %+v", cut)
+	}
+	if last.Batches == 0 || last.DeltasMerged == 0 || last.Error != "" {
+		t.Errorf("the worker got no batch after the cut: %+v", last)
+	}
+	// The worker's own count: batches beyond what the first connection
+	// could have carried, on a second connection it served.
+	if read <= cut.Batches || w.count(`msg="main node connected"`) < 2 {
+		t.Errorf("the worker read %d batches, the cut connection carried %d; it logged %d connections",
+			read, cut.Batches, w.count(`msg="main node connected"`))
+	}
+	if s.WorkersLeft != 0 || s.WorkersFailed != 0 {
+		t.Errorf("the worker left the cluster (%d) or failed (%d): the cut is on the data plane only",
+			s.WorkersLeft, s.WorkersFailed)
+	}
+}
+
+// TestHeldBatch: a worker holds the batches of one frame of deltas (a
+// proxy withholds the frame from the main node) while its other answers
+// keep flowing on the same connection. Each held batch is sketched on the
+// main node when its own deadline (--answer-timeout 2s) passes, not when
+// the connection goes quiet, and the connection stays; the withheld
+// deltas, put back later, are dropped as duplicates; the answer is exact.
+func TestHeldBatch(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	const answer = 2 * time.Second
+	px := newProxy(t, proxyOptions{hold: 2 * answer})
+	// A stream of 5.5 s at 800,000 updates/s: traffic flows while the
+	// frame is held and after it is put back.
+	m, addr := startMain(t, nil, "--stream", path, "--rate-limit", "800000", "--expect-workers", "1",
+		"--local-workers", "0", "--batch-factor", "0.1", "--answer-timeout", answer.String(), "--labels", labelsPath)
+	startWorkerBehind(t, px, addr, "--name", "holder")
+	var held time.Time
+	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if held, _, _, _ = px.holding(); held.IsZero() {
+			return fmt.Errorf("no frame of deltas yet")
+		}
+		return nil
+	})
+	m.waitLog(`msg="batches not answered in time; sketching them on the main node" .*worker=holder`, answer+5*time.Second)
+	late := time.Since(held)
+	_, _, _, flowed := px.holding()
+	s := finish(t, m)
+	checkTruth(t, s, path, labelsPath)
+	checkCounters(t, s)
+	_, released, ids, _ := px.holding()
+	if len(s.Workers) != 1 || len(s.Workers[0].Connections) != 1 {
+		t.Fatalf("want one worker with one connection: %+v", s.Workers)
+	}
+	c := s.Workers[0].Connections[0]
+	t.Logf("held %d deltas; sketched on the main node %v later, while %d other frames of deltas flowed; "+
+		"connection: %d batches, %d merged, %d late, %d re-sent, %d duplicate deltas; put back: %v",
+		ids, late.Round(time.Millisecond), flowed, c.Batches, c.DeltasMerged, c.BatchesLate, c.BatchesResent,
+		c.Duplicates, !released.IsZero())
+	// The deadline runs from the write of the batch's frame, a moment
+	// before the proxy took its answer; the watch checks every 250 ms.
+	if late > answer+1500*time.Millisecond {
+		t.Errorf("the held batches were sketched %v after they were held, want about %v", late, answer)
+	}
+	if flowed == 0 {
+		t.Errorf("no other answer flowed while the frame was held: the test shows nothing")
+	}
+	if ids < 1 || c.BatchesLate < uint64(ids) || s.FallbackBatches < uint64(ids) {
+		t.Errorf("want the %d held batches late and sketched on the main node", ids)
+	}
+	if c.BatchesResent != 0 || c.Error != "" {
+		t.Errorf("the connection was cut: %+v", c)
+	}
+	if !released.IsZero() && c.Duplicates < uint64(ids) {
+		t.Errorf("the %d withheld deltas, put back, were not all dropped: %d duplicates", ids, c.Duplicates)
+	}
 }
 
 // TestMainSigintUnderBackPressure: SIGINT to a main node whose only
@@ -244,4 +474,52 @@ func TestMainSigintUnderBackPressure(t *testing.T) {
 		t.Errorf("main node printed an answer: %q", m.stdout.String())
 	}
 	w.cmd.Process.Signal(syscall.SIGCONT)
+}
+
+// TestWorkerSmallFrames: a worker started with --max-frame-bytes 65536
+// gets frames that fit (the handshake tells the main node its limit) and
+// the exact answer comes back over one connection that never drops; a
+// main node whose batches cannot fit that limit is refused on both sides
+// with the flag to raise, and --expect-workers fails naming it.
+func TestWorkerSmallFrames(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	t.Run("fits", func(t *testing.T) {
+		labelsPath := filepath.Join(t.TempDir(), "labels")
+		m, addr := startMain(t, nil, "--stream", path, "--expect-workers", "1", "--local-workers", "0",
+			"--labels", labelsPath)
+		w := startWorker(t, addr, "--name", "small", "--max-frame-bytes", "65536")
+		s := finish(t, m)
+		checkTruth(t, s, path, labelsPath)
+		checkCounters(t, s)
+		m.waitLog(`msg="worker connected" .*worker=small .*frame_bytes=65536`, time.Second)
+		if len(s.Workers) != 1 || len(s.Workers[0].Connections) != 1 || s.Workers[0].LastError != "" ||
+			s.BatchesResent != 0 || s.Workers[0].DeltasMerged == 0 {
+			t.Errorf("want one connection that carried the run and never dropped: %+v", s.Workers)
+		}
+		if code := w.wait(30 * time.Second); code != 0 {
+			t.Errorf("worker exited %d", code)
+		}
+		if n := w.count(`level=(WARN|ERROR)`); n > 0 {
+			t.Errorf("the worker logged %d warnings or errors", n)
+		}
+	})
+	t.Run("unmeetable", func(t *testing.T) {
+		// Batches of up to 8 × 1,732 ids: the largest takes 1 + 5 ×
+		// 13,856 bytes on the wire.
+		m, addr := startMain(t, nil, "--stream", path, "--expect-workers", "1", "--local-workers", "0",
+			"--batch-factor", "8", "--wait-timeout", "3s")
+		batch := m.waitLog(`msg=ingesting .*batch_updates=(\d+)`, time.Second)[1]
+		n, _ := strconv.Atoi(batch)
+		w := startWorker(t, addr, "--name", "small", "--max-frame-bytes", "65536")
+		why := fmt.Sprintf(`the worker reads frames of at most 65536 bytes \(--max-frame-bytes\), and a batch of %d `+
+			`updates needs %d; raise --max-frame-bytes on the worker to at least %[2]d`, n, 1+5*n)
+		w.waitLog(`level=WARN msg="refusing a connection" .*`+why, 5*time.Second)
+		m.waitLog(`level=WARN msg="worker refused" .*worker=small .*`+why, time.Second)
+		if code := m.wait(10 * time.Second); code != 1 {
+			t.Fatalf("main-node exited %d, want 1", code)
+		}
+		m.waitLog(`0 of 1 workers connected; seen: small: .*raise --max-frame-bytes on the worker to at least `+
+			strconv.Itoa(1+5*n), time.Second)
+	})
 }

@@ -181,6 +181,8 @@ type summary struct {
 			DeltasMerged  uint64 `json:"deltas_merged"`
 			BatchesResent uint64 `json:"batches_resent"`
 			BatchesLate   uint64 `json:"batches_late"`
+			Duplicates    uint64 `json:"duplicate_deltas"`
+			Error         string `json:"error"`
 		} `json:"connections"`
 	} `json:"workers"`
 	BatchesLate           uint64  `json:"batches_late"`

@@ -20,21 +20,30 @@ import (
 // text parser.
 func scrape(t testing.TB, addr string) (map[string]*dto.MetricFamily, string) {
 	t.Helper()
+	fams, body, err := tryScrape(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams, body
+}
+
+// tryScrape is scrape returning its error.
+func tryScrape(addr string) (map[string]*dto.MetricFamily, string, error) {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
-		t.Fatalf("scrape %s: %v", addr, err)
+		return nil, "", fmt.Errorf("scrape %s: %v", addr, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape %s: %s, %v", addr, resp.Status, err)
+		return nil, "", fmt.Errorf("scrape %s: %s, %v", addr, resp.Status, err)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
 	if err != nil {
-		t.Fatalf("scrape %s: the text parser says %v", addr, err)
+		return nil, "", fmt.Errorf("scrape %s: the text parser says %v", addr, err)
 	}
-	return fams, string(body)
+	return fams, string(body), nil
 }
 
 // value returns the value of the sample of family name whose labels

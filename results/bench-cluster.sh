@@ -27,7 +27,7 @@ trap cleanup EXIT
 go build -o "$bin/" ./cmd/main-node ./cmd/worker ./cmd/streamtool
 
 date=$(date -u +%Y-%m-%d)
-out=results/cluster-$date.md
+out=$(dated_table cluster)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# main node + workers on loopback, $date"

@@ -14,6 +14,7 @@
 # that benchstat pairs the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 base=$1
 kron=${2:-/tmp/kron}
 count=${COUNT:-6}
@@ -64,7 +65,7 @@ PY
 done
 
 date=$(date -u +%Y-%m-%d)
-out=results/core-$date.md
+out=$(dated_table core)
 {
 	echo "# Core reshape: before and after, $date"
 	echo

@@ -15,6 +15,7 @@
 # Each STREAM.bin needs STREAM.bin.gen.json (streamtool gen's summary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 [ $# -ge 1 ] || { sed -n 2,16p "$0" >&2; exit 2; }
 readers=(${READERS:-1 2})
 k=${WORKERS:-2}
@@ -31,7 +32,7 @@ head -c 32 /dev/urandom | base64 >"$bin/key"
 chmod 600 "$bin/key"
 
 date=$(date -u +%Y-%m-%d)
-out=results/parallel-cluster-$date.md
+out=$(dated_table parallel-cluster)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# Parallel ingestion: 1 main node + $k workers on loopback, $date"

@@ -11,6 +11,7 @@
 # Env:   BASE=core (any commit); READERS="2"; RUNS=3; LOCK=/tmp/sketchcc-bench.lock
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 [ $# -ge 1 ] || { sed -n 2,12p "$0" >&2; exit 2; }
 base=${BASE:-core}
 readers=(${READERS:-2})
@@ -24,7 +25,7 @@ git archive "$base" | tar -x -C "$bin/src"
 (cd "$bin/src" && go build -o "$bin/base" ./cmd/main-node)
 
 date=$(date -u +%Y-%m-%d)
-out=results/readers-local-$date.md
+out=$(dated_table readers-local)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# Single machine: parallel readers against $base, $date"

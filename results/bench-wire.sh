@@ -58,7 +58,7 @@ cluster() {
 }
 
 date=$(date -u +%Y-%m-%d)
-out=results/wire-$date.md
+out=$(dated_table wire)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
 {
 	echo "# the data-plane wire before and after, $date"

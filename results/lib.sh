@@ -16,3 +16,14 @@ kron_stream() {
 	fi
 	echo "$f"
 }
+
+# dated_table NAME: prints results/NAME-DATE.md (UTC date), or, when a
+# table of that name and date is there already, results/NAME-DATE-COMMIT.md,
+# so that a second run on one day never replaces the first one's table.
+dated_table() {
+	local f=results/$1-$(date -u +%Y-%m-%d)
+	if [ -e "$f.md" ]; then
+		f=$f-$(git rev-parse --short HEAD)
+	fi
+	echo "$f.md"
+}

@@ -109,8 +109,10 @@ main=$!
 pids+=("$main")
 addr= maddr=
 for _ in $(seq 100); do
-	addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$work/main.log" | head -1)
-	maddr=$(sed -n 's/.*msg="metrics listening" addr=\([^ ]*\).*/\1/p' "$work/main.log" | head -1)
+	# The main node's shell opens the log only once the feeder has
+	# opened the pipe: the first looks may find no file.
+	addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$work/main.log" 2>/dev/null | head -1 || true)
+	maddr=$(sed -n 's/.*msg="metrics listening" addr=\([^ ]*\).*/\1/p' "$work/main.log" 2>/dev/null | head -1 || true)
 	[ -n "$addr" ] && [ -n "$maddr" ] && break
 	sleep 0.1
 done

@@ -29,7 +29,7 @@ type checkpointConfig struct {
 }
 
 func addCheckpointFlags(fs *pflag.FlagSet, c *checkpointConfig) {
-	fs.StringVar(&c.dir, "checkpoint-dir", "", "write a checkpoint (sketches, stream offset, greedy forest, parameters) to DIR/"+checkpoint.FileName+" every --checkpoint-every and on SIGTERM or SIGINT")
+	fs.StringVar(&c.dir, "checkpoint-dir", "", "write a checkpoint (sketches, stream offset, greedy forest, parameters) to DIR/"+checkpoint.FileName+" every --checkpoint-every and on SIGTERM or SIGINT; DIR is made if missing")
 	fs.DurationVar(&c.every, "checkpoint-every", 0, "interval between checkpoints, taken at a barrier (gutters flushed, every batch applied); 0: only on SIGTERM or SIGINT")
 	fs.StringVar(&c.resume, "resume", "", "continue the run checkpointed in DIR on the same --stream (binary); checkpoints go on into DIR unless --checkpoint-dir says otherwise")
 	fs.Float64Var(&c.rate, "rate-limit", 0, "read at most this many updates per second (0: no limit); for tests and soak runs that need a slow stream")
@@ -37,19 +37,32 @@ func addCheckpointFlags(fs *pflag.FlagSet, c *checkpointConfig) {
 
 func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
 	c.seedSet, c.factorSet, c.batchSet = fs.Changed("seed"), fs.Changed("sketch-factor"), fs.Changed("batch-factor")
-	if c.dir == "" {
-		c.dir = c.resume
-	}
 	var errs []error
+	dirFlag := "--checkpoint-dir"
+	if c.resume != "" {
+		if fi, err := os.Stat(c.resume); err != nil {
+			errs = append(errs, fmt.Errorf("--resume=%s: %w", c.resume, errors.Unwrap(err)))
+		} else if !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("--resume=%s: not a directory", c.resume))
+		}
+		if c.dir == "" {
+			c.dir, dirFlag = c.resume, ""
+		}
+	}
 	if c.every < 0 {
 		errs = append(errs, fmt.Errorf("--checkpoint-every=%v, want >= 0", c.every))
 	}
 	if c.every > 0 && c.dir == "" {
 		errs = append(errs, errors.New("--checkpoint-every needs --checkpoint-dir"))
 	}
-	if c.dir != "" {
-		if fi, err := os.Stat(c.dir); err != nil || !fi.IsDir() {
+	if c.dir != "" && dirFlag != "" {
+		// A directory that does not exist yet is made, as for any output.
+		if fi, err := os.Stat(c.dir); err == nil && !fi.IsDir() {
 			errs = append(errs, fmt.Errorf("--checkpoint-dir=%s: not a directory", c.dir))
+		} else if err != nil {
+			if err := os.MkdirAll(c.dir, 0o755); err != nil {
+				errs = append(errs, fmt.Errorf("--checkpoint-dir=%s: cannot make it: %w", c.dir, errors.Unwrap(err)))
+			}
 		}
 	}
 	if (c.dir != "" || c.resume != "") && format != "binary" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +22,19 @@ func TestCheckpointFlags(t *testing.T) {
 		}
 	}
 	f(2, "--checkpoint-every needs --checkpoint-dir", "--stream", karate, "--checkpoint-every", "1s")
-	f(2, "not a directory", "--stream", karate, "--checkpoint-dir", filepath.Join(dir, "none"))
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f(2, "--checkpoint-dir="+notDir+": not a directory", "--stream", karate, "--checkpoint-dir", notDir)
+	f(2, "--resume="+filepath.Join(dir, "none")+": no such file or directory", "--stream", karate, "--resume", filepath.Join(dir, "none"))
+	// A --checkpoint-dir that does not exist is made.
+	made := filepath.Join(dir, "made", "here")
+	if r := runMain(t, "--stream", karate, "--checkpoint-dir", made, "--checkpoint-every", "1ns"); r.code != 0 {
+		t.Errorf("--checkpoint-dir %s (missing): %v", made, r)
+	} else if fi, err := os.Stat(made); err != nil || !fi.IsDir() {
+		t.Errorf("--checkpoint-dir %s (missing) was not made: %v", made, err)
+	}
 	f(2, "need a binary stream", "--stream", karate, "--format", "text", "--resume", dir)
 	f(2, "--rate-limit=-1", "--stream", karate, "--rate-limit", "-1")
 	f(1, filepath.Join(dir, "checkpoint.skcc"), "--stream", karate, "--resume", dir)

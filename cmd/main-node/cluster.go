@@ -45,6 +45,7 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.IntVar(&c.expectWorkers, "expect-workers", 0, "wait for this many workers before reading the stream")
 	fs.DurationVar(&c.waitTimeout, "wait-timeout", time.Minute, "give up waiting for --expect-workers after this long")
 	fs.IntVar(&c.localWorkers, "local-workers", -1, "in-process delta workers; the same as --workers, except that 0 (only with --listen) sends all work to remote workers while any is connected")
+	fs.Lookup("local-workers").DefValue = "that of --workers"
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): encrypts the gossip and authenticates workers")
 	fs.DurationVar(&c.flushTimeout, "flush-timeout", 5*time.Minute, "a query fails, naming the workers that did not answer, if the batches handed out are not all merged by then")
 	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (-1: ship all)")
@@ -88,10 +89,15 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.credits < 1 || c.credits > distributor.MaxCredits {
 		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.credits, distributor.MaxCredits))
 	}
-	if c.waitTimeout <= 0 || c.flushTimeout <= 0 || c.flushDelay <= 0 || c.answerTimeout <= 0 || c.dialTimeout <= 0 ||
-		c.handshake <= 0 || c.redialBackoff <= 0 {
-		errs = append(errs, errors.New("--wait-timeout, --flush-timeout, --frame-delay, --answer-timeout, --dial-timeout, "+
-			"--handshake-timeout and --redial-backoff must be > 0"))
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"wait-timeout", c.waitTimeout}, {"flush-timeout", c.flushTimeout}, {"frame-delay", c.flushDelay},
+		{"answer-timeout", c.answerTimeout}, {"dial-timeout", c.dialTimeout}, {"handshake-timeout", c.handshake},
+		{"redial-backoff", c.redialBackoff}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("--%s=%v, want > 0", d.flag, d.v))
+		}
 	}
 	return errs
 }

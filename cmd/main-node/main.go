@@ -84,7 +84,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
 	fs.IntVar(&c.readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
-		"goroutines reading a binary stream file, each with a gutter inserter (default: one per 4 cores); 1 reads and inserts on one goroutine")
+		"goroutines reading a binary stream file, each with a gutter inserter; 1 reads and inserts on one goroutine")
+	fs.Lookup("readers").DefValue = fmt.Sprintf("one per 4 cores, here %d", c.readers)
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
@@ -92,7 +93,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
-	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; overrides --queries")
+	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; not with --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	addCheckpointFlags(fs, &c.checkpoint)
@@ -152,6 +153,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
+	}
+	if fs.Changed("queries") && fs.Changed("query-at") {
+		errs = append(errs, errors.New("--queries and --query-at both given: give one (evenly spaced queries, or queries at those counts)"))
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
 	for _, f := range c.queryAtList {
@@ -309,26 +313,47 @@ func openSource(path, format string, from uint64) (stream.Source, func(), error)
 	t, err := stream.NewTextReaderAuto(f, path)
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, withTextHint(path, err)
 	}
 	return t, func() { f.Close() }, nil
+}
+
+// gzipHint is added to the error of a gzip-compressed stream file.
+const gzipHint = "the file is gzip-compressed: decompress it first (main-node reads binary or text streams)"
+
+// withTextHint adds to a text stream's error what the file looks like when
+// it is plainly not text: gzip, or binary.
+func withTextHint(path string, err error) error {
+	head := fileHead(path)
+	switch {
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return fmt.Errorf("%w; %s", err, gzipHint)
+	case len(head) > 0 && !isText(head):
+		return fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
+	}
+	return err
+}
+
+// fileHead returns the first 64 bytes of the file at path, or fewer.
+func fileHead(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 64)
+	n, _ := io.ReadFull(f, b)
+	return b[:n]
 }
 
 // withFormatHint adds to a binary stream's error what the file looks like
 // when it is plainly not a binary stream: gzip, or text.
 func withFormatHint(path string, err error) error {
-	f, oerr := os.Open(path)
-	if oerr != nil {
-		return err
-	}
-	defer f.Close()
-	var b [64]byte
-	n, _ := io.ReadFull(f, b[:])
-	head := b[:n]
+	head := fileHead(path)
 	switch {
-	case n >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return fmt.Errorf("%w; the file is gzip-compressed: decompress it first (main-node reads binary or text streams)", err)
-	case n > 0 && isText(head):
+	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
+		return fmt.Errorf("%w; %s", err, gzipHint)
+	case len(head) > 0 && isText(head):
 		return fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
 	}
 	return err

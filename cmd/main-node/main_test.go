@@ -133,6 +133,10 @@ func TestUsageErrors(t *testing.T) {
 	f("--sketch-factor=1e+09: sketch: bad parameters: sketch factor 1e+09 needs", "--stream", multiples, "--sketch-factor", "1e9")
 	// Every problem at once.
 	f("--progress", "--format", "xml", "--progress", "sometimes")
+	// The flag that is wrong, not every duration flag; slog's words not.
+	f("--answer-timeout=0s, want > 0", "--stream", multiples, "--listen", "127.0.0.1:0", "--answer-timeout", "0")
+	f("--queries and --query-at both given", "--stream", multiples, "--queries", "3", "--query-at", "100")
+	f(`"verbose" for "--log-level" flag: want debug, info, warn or error`, "--stream", multiples, "--log-level", "verbose")
 }
 
 // TestBadInput runs every kind of bad stream: exit 1, a message that names

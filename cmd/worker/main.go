@@ -2,13 +2,15 @@
 //
 // Usage:
 //
-//	worker --join HOST:PORT [--listen ADDR] [--threads N] [--cluster-key-file F]
-//	       [--metrics-listen ADDR] [--log-format text|json]
+//	worker --join HOST:PORT [--listen ADDR] [--advertise HOST:PORT] [--threads N]
+//	       [--cluster-key-file F] [--metrics-listen ADDR] [--log-format text|json]
 //	worker --version
 //
 // The worker listens for the main node's data-plane connection on
 // --listen (port 0 picks one), joins the main node's memberlist cluster
-// through --join, advertising that address in its node metadata, and then
+// through --join, advertising that address (or --advertise, where the main
+// node reaches it through NAT, port forwarding or a proxy) in its node
+// metadata, and then
 // turns the batches it receives into deltas until the main node says stop
 // (exit 0), the main node leaves the cluster (exit 0), or SIGINT/SIGTERM
 // (exit 0 after answering the batches already read). It keeps no state
@@ -31,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -53,7 +56,8 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 type config struct {
-	join, listen, name, keyFile        string
+	join, listen, advertise, name      string
+	keyFile                            string
 	metricsListen                      string
 	logLevel                           slog.Level
 	logFormat                          cli.LogFormat
@@ -72,6 +76,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.SetOutput(usageOut)
 	fs.StringVar(&c.join, "join", "", "gossip address of the main node, HOST:PORT (required)")
 	fs.StringVar(&c.listen, "listen", "0.0.0.0:0", "data-plane address to listen on; port 0 picks one")
+	fs.StringVar(&c.advertise, "advertise", "", "data-plane address the main node dials, HOST:PORT, when it reaches this worker at another address than --listen's (NAT, port forwarding, a proxy); default: the listener's")
 	fs.IntVar(&c.gossipPort, "gossip-port", 0, "memberlist port, on --listen's host; 0 picks one")
 	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "goroutines computing deltas")
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): gossip encryption and data-plane authentication")
@@ -112,6 +117,11 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
+	}
+	if c.advertise != "" {
+		if err := checkAdvertise(c.advertise); err != nil {
+			errs = append(errs, fmt.Errorf("--advertise=%q: %v", c.advertise, err))
+		}
 	}
 	if c.threads < 1 || c.threads > distributor.MaxThreads {
 		errs = append(errs, fmt.Errorf("--threads=%d, want [1, %d]", c.threads, distributor.MaxThreads))
@@ -154,10 +164,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
-	addr, err := advertised(ln.Addr().(*net.TCPAddr), c.join)
+	local, err := advertised(ln.Addr().(*net.TCPAddr), c.join)
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	addr := local
+	if c.advertise != "" {
+		addr = c.advertise
 	}
 	w, err := distributor.NewWorker(distributor.WorkerConfig{Name: c.name, Threads: c.threads, Key: key,
 		MaxFrameBytes: c.maxFrameBytes, HandshakeTimeout: c.handshakeTimeout, WriteTimeout: c.writeTimeout,
@@ -175,9 +189,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer ms.Close()
 	}
 	host, _, _ := net.SplitHostPort(c.listen)
-	// The gossip is advertised at the data plane's host: the local IP
-	// that routes to the main node when --listen's host is unspecified.
-	adHost, _, _ := net.SplitHostPort(addr)
+	// The gossip is advertised at the listener's host: the local IP
+	// that routes to the main node when --listen's host is unspecified
+	// (--advertise names the data plane only).
+	adHost, _, _ := net.SplitHostPort(local)
 	m, err := distributor.NewMembership(distributor.MembershipConfig{
 		Name: c.name, BindAddr: net.JoinHostPort(host, fmt.Sprint(c.gossipPort)), AdvertiseHost: adHost, Key: key, Local: c.local,
 		Meta:   distributor.NodeMeta{Role: distributor.RoleWorker, Addr: addr, Threads: c.threads},
@@ -193,7 +208,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			m.Shutdown()
 		}
 	}()
-	log.Info("worker listening", "addr", addr, "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
+	log.Info("worker listening", "addr", addr, "listen", ln.Addr().String(), "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
 
 	serveCtx, stopServe := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -275,6 +290,25 @@ func advertised(a *net.TCPAddr, join string) (string, error) {
 	defer c.Close()
 	ip := c.LocalAddr().(*net.UDPAddr).IP
 	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
+}
+
+// checkAdvertise checks an --advertise address: a host that the main
+// node can dial (not unspecified) and a port in [1, 65535].
+func checkAdvertise(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("no host")
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("%s is not an address the main node can dial", host)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q, want [1, 65535]", port)
+	}
+	return nil
 }
 
 // watchMain returns a channel that receives why, when a main node leaves

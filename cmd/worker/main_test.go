@@ -49,6 +49,10 @@ func TestUsageErrors(t *testing.T) {
 	f("--threads=0", "--join", "127.0.0.1:1", "--threads", "0")
 	f(`--listen="x"`, "--join", "127.0.0.1:1", "--listen", "x")
 	f("unexpected arguments", "--join", "127.0.0.1:1", "extra")
+	f(`--advertise="7100"`, "--join", "127.0.0.1:1", "--advertise", "7100")
+	f(`--advertise="0.0.0.0:7100": 0.0.0.0 is not an address`, "--join", "127.0.0.1:1", "--advertise", "0.0.0.0:7100")
+	f(`--advertise=":7100": no host`, "--join", "127.0.0.1:1", "--advertise", ":7100")
+	f(`--advertise="h:0": port "0"`, "--join", "127.0.0.1:1", "--advertise", "h:0")
 	// Every problem at once.
 	f("--log-level", "--threads", "0", "--log-level", "loud")
 }

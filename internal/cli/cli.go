@@ -58,9 +58,14 @@ func UsageOutput(args []string, stdout, stderr io.Writer) io.Writer {
 // "error" (slog.Level's text forms), checked when the flag is parsed.
 type levelValue struct{ l *slog.Level }
 
-func (v levelValue) String() string     { return strings.ToLower(v.l.String()) }
-func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
-func (v levelValue) Type() string       { return "string" }
+func (v levelValue) String() string { return strings.ToLower(v.l.String()) }
+func (v levelValue) Set(s string) error {
+	if err := v.l.UnmarshalText([]byte(s)); err != nil {
+		return errors.New("want debug, info, warn or error")
+	}
+	return nil
+}
+func (v levelValue) Type() string { return "string" }
 
 // LevelVar defines a --log-level flag on fs that parses into l, with the
 // default def.
