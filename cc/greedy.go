@@ -1,6 +1,8 @@
 package cc
 
 import (
+	"encoding/binary"
+
 	"sketchcc/dsu"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -139,28 +141,61 @@ func (g *greedyCC) labels() []uint32 {
 
 // apply updates the state for us, in order.
 func (g *greedyCC) apply(us []stream.Update) {
-	label, dirty := g.label, g.dirty
+	label := g.label
 	for i := range us {
 		u, v := us[i].Src, us[i].Dst
-		lu, lv := label[u], label[v]
-		if lu != lv {
-			du, dv := dirty[lu], dirty[lv]
-			r := g.union(lu, lv)
-			if !du && !dv {
-				g.forest.add(sketch.EdgeIndex(u, v))
-				continue
-			}
-			if du && dv {
-				g.dirtyN--
-			}
-			dirty[lu], dirty[lv] = false, false
-			dirty[r] = true
-			continue
+		if lu := label[u]; lu != label[v] {
+			g.join(u, v)
+		} else if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) {
+			g.gone(idx, lu)
 		}
-		if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) && g.forest.remove(idx) && !dirty[lu] {
-			dirty[lu] = true
-			g.dirtyN++
+	}
+}
+
+// applyRaw updates the state for the records of recs (whole 9-byte stream
+// records, undecoded), in order, up to the first that fails the stream's
+// checks (stream.Reader.BadRecord's), and returns how many it applied.
+func (g *greedyCC) applyRaw(recs []byte) int {
+	label := g.label
+	n := uint32(len(label))
+	k := len(recs) / stream.RecordBytes
+	for i := range k {
+		rec := recs[i*stream.RecordBytes : (i+1)*stream.RecordBytes]
+		u, v := binary.LittleEndian.Uint32(rec[1:5]), binary.LittleEndian.Uint32(rec[5:9])
+		if rec[0] > 1 || u >= n || v >= n || u == v {
+			return i
 		}
+		if lu := label[u]; lu != label[v] {
+			g.join(u, v)
+		} else if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) {
+			g.gone(idx, lu)
+		}
+	}
+	return k
+}
+
+// join applies an update {u, v} between two sets.
+func (g *greedyCC) join(u, v uint32) {
+	lu, lv := g.label[u], g.label[v]
+	du, dv := g.dirty[lu], g.dirty[lv]
+	r := g.union(lu, lv)
+	if !du && !dv {
+		g.forest.add(sketch.EdgeIndex(u, v))
+		return
+	}
+	if du && dv {
+		g.dirtyN--
+	}
+	g.dirty[lu], g.dirty[lv] = false, false
+	g.dirty[r] = true
+}
+
+// gone applies an update of edge idx inside set l that the forest filter
+// may hold: a forest edge is gone, and its set is dirty.
+func (g *greedyCC) gone(idx uint64, l uint32) {
+	if g.forest.remove(idx) && !g.dirty[l] {
+		g.dirty[l] = true
+		g.dirtyN++
 	}
 }
 

@@ -42,6 +42,9 @@ func BenchmarkGreedyFollow(b *testing.B) {
 			b.Fatalf("read %d of %d: %v", k, h.Updates, err)
 		}
 		b.Run("scale="+strconv.Itoa(scale)+"/read", func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu0 := threadCPUSeconds()
 			var r Room
 			var stop atomic.Uint64
 			for b.Loop() {
@@ -52,6 +55,9 @@ func BenchmarkGreedyFollow(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.Updates), "ns/update")
+			if cpu := threadCPUSeconds() - cpu0; cpu > 0 {
+				b.ReportMetric(cpu*1e9/float64(b.N)/float64(h.Updates), "cpu-ns/update")
+			}
 		})
 		b.Run("scale="+strconv.Itoa(scale)+"/apply", func(b *testing.B) {
 			// The thread's CPU time, which a shared machine's other jobs

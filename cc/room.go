@@ -89,8 +89,7 @@ type Room struct {
 	st      *store.Store
 	greedy  greedyCC
 	updates uint64 // updates read through IngestN
-	// followBuf and followRaw are follow's buffers, kept across calls.
-	followBuf []stream.Update
+	// followRaw is follow's read buffer, kept across calls.
 	followRaw []byte
 	applyAt   int // pieceApplyIDs; tests lower it
 	scratch   boruvkaScratch
@@ -170,25 +169,24 @@ func (r *Room) ingestBeside(ctx context.Context, cur *stream.Cursor, n uint64) (
 }
 
 // follow reads records [lo, stop) of f and applies them to the greedy DSU
-// in order, re-reading stop before each chunk, and returns how many it
+// in order, undecoded (stream.Reader.ReadRaw: the pipeline's readers decode
+// them already), re-reading stop before each chunk, and returns how many it
 // applied. It stops early at a bad record, at the end of the file, or when
 // ctx is done.
 func (r *Room) follow(ctx context.Context, f *stream.File, lo uint64, stop *atomic.Uint64) uint64 {
-	if r.followBuf == nil {
-		r.followBuf = make([]stream.Update, followChunk)
+	if r.followRaw == nil {
 		r.followRaw = make([]byte, followChunk*stream.RecordBytes)
 	}
 	rd := f.ReaderBuf(lo, stop.Load(), r.followRaw)
 	at := lo
 	for ctx.Err() == nil {
-		want := min(followChunk, stop.Load()-min(at, stop.Load()))
-		if want == 0 {
-			break
-		}
-		k, err := rd.Read(r.followBuf[:want])
-		r.greedy.apply(r.followBuf[:k])
+		recs, _, err := rd.ReadRaw()
+		// Records past stop (lowered when the pipeline stopped early) are
+		// not applied.
+		recs = recs[:min(uint64(len(recs)), (stop.Load()-min(at, stop.Load()))*stream.RecordBytes)]
+		k := r.greedy.applyRaw(recs)
 		at += uint64(k)
-		if err != nil || k == 0 {
+		if err != nil || k == 0 || k*stream.RecordBytes < len(recs) {
 			break
 		}
 	}
