@@ -87,7 +87,7 @@ const stopWriteTimeout = time.Second
 // under its name replaced; errRemoved one whose worker left the cluster
 // or was removed.
 var (
-	errReplaced = errors.New("distributor: the worker restarted")
+	errReplaced = errors.New("distributor: a new process took the worker's name")
 	errRemoved  = errors.New("distributor: removed")
 )
 
@@ -351,14 +351,19 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		case <-d.failed:
 			return nil // fail has run; its error is kept
 		case <-d.stopped:
-			if err := flush(); err != nil {
+			reason, end := "main node done", errStopped
+			if p.isAbandoned() {
+				// Nothing more will be merged: tell the worker, so that
+				// it exits now instead of waiting for the gossip.
+				reason, end = "main node interrupted", errAbandoned
+			} else if err := flush(); err != nil {
 				return err
 			}
 			d.conn.SetWriteDeadline(time.Now().Add(min(p.cfg.AnswerTimeout, stopWriteTimeout)))
-			if _, err := fw.write(stopMsg, &stop{Reason: "main node done"}); err != nil {
+			if _, err := fw.write(stopMsg, &stop{Reason: reason}); err != nil {
 				return fmt.Errorf("cannot send stop to %s: %w", d.addr, err)
 			}
-			return errStopped
+			return end
 		case <-d.credit:
 			credits++
 			continue

@@ -276,7 +276,13 @@ func (p *Pool) add(name, addr string, inc uint64) bool {
 	d := p.launchLocked(name, addr, inc)
 	p.mu.Unlock()
 	if old != nil {
-		old.fail(fmt.Errorf("%w: incarnation %x replaced %x", errReplaced, inc, old.inc))
+		err := fmt.Errorf("%w: incarnation %d replaced %d (a restart)", errReplaced, inc, old.inc)
+		if old.st.connected.Load() {
+			// A restarted process's connection has usually ended by now.
+			err = fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one --name?)",
+				errReplaced, inc, old.inc, old.inc)
+		}
+		old.fail(err)
 	}
 	return d != nil
 }
@@ -475,11 +481,12 @@ func (p *Pool) Close() error {
 }
 
 // Abandon stops shipping batches, for a main node that was interrupted:
-// every connection is dropped (its unanswered batches are sketched here)
-// and from then on the Pool sketches every batch on the main node and
-// connects to no worker. A stream reader blocked by back-pressure thus
-// goes on at once, and sees its context done. It returns at once; it is
-// idempotent.
+// every worker is sent a stop frame (so that it exits at once rather than
+// when the gossip declares the main node gone), every connection is
+// dropped (its unanswered batches are sketched here), and from then on the
+// Pool sketches every batch on the main node and connects to no worker. A
+// stream reader blocked by back-pressure thus goes on at once, and sees
+// its context done. It returns within abandonStopWait; it is idempotent.
 func (p *Pool) Abandon() {
 	p.abandonOnce.Do(func() {
 		p.mu.Lock()
@@ -489,11 +496,29 @@ func (p *Pool) Abandon() {
 			dists = append(dists, d)
 		}
 		p.mu.Unlock()
+		// Each writer sends its worker a stop frame, so that the worker
+		// exits at once; a writer that cannot within abandonStopWait is
+		// cut off.
+		for _, d := range dists {
+			d.stop()
+		}
+		deadline := time.NewTimer(abandonStopWait)
+		defer deadline.Stop()
+		for _, d := range dists {
+			select {
+			case <-d.failed:
+			case <-deadline.C:
+			}
+		}
 		for _, d := range dists {
 			d.fail(errAbandoned)
 		}
 	})
 }
+
+// abandonStopWait bounds how long Abandon waits for the writers to send
+// their stop frames.
+const abandonStopWait = 100 * time.Millisecond
 
 func (p *Pool) isAbandoned() bool {
 	select {

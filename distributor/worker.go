@@ -125,6 +125,9 @@ type Worker struct {
 	closed  atomic.Bool
 	stopped chan struct{}
 	stopOne sync.Once
+	// stopReason is the reason of the first stop frame, written before
+	// stopped is closed.
+	stopReason string
 	// shutdownBy is the deadline of every write once Close has begun.
 	shutdownBy atomic.Pointer[time.Time]
 
@@ -151,8 +154,20 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 }
 
 // Stopped is closed when a main node has sent stop: it is done with this
-// worker.
+// worker (StopReason says why).
 func (w *Worker) Stopped() <-chan struct{} { return w.stopped }
+
+// StopReason returns the reason the main node gave in its stop frame
+// ("main node done", "main node interrupted"), or "" before Stopped is
+// closed.
+func (w *Worker) StopReason() string {
+	select {
+	case <-w.stopped:
+		return w.stopReason
+	default:
+		return ""
+	}
+}
 
 // Stats returns the counters.
 func (w *Worker) Stats() ServeStats {
@@ -410,7 +425,10 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 			if err := fr.dec.decode(h, &s, 0); err != nil || n != 0 {
 				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad stop frame", ErrFrame)}
 			}
-			w.stopOne.Do(func() { close(w.stopped) })
+			w.stopOne.Do(func() {
+				w.stopReason = s.Reason
+				close(w.stopped)
+			})
 			return nil
 		case batchesMsg:
 		default:

@@ -202,7 +202,7 @@ func TestTwoWorkers(t *testing.T) {
 				if code := w.wait(30 * time.Second); code != 0 {
 					t.Errorf("worker exited %d after stop", code)
 				}
-				w.waitLog(`reason="the main node sent stop"`, time.Second)
+				w.waitLog(`reason="the main node sent stop: main node done"`, time.Second)
 			}
 			t.Logf("%d components; %.1f network bytes per update; %d remote, %d cut-off batches",
 				s.Components, s.NetworkBytesPerUpdate, s.RemoteBatches, s.LocalCutoffBatches)

@@ -445,6 +445,34 @@ func TestHeldBatch(t *testing.T) {
 	}
 }
 
+// TestMainSigintStopsWorkers: SIGINT to a main node mid-stream sends its
+// workers stop, so that they exit at once (exit 0, saying the main node
+// was interrupted) rather than when the gossip declares it gone, seconds
+// later.
+func TestMainSigintStopsWorkers(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	f := newFeeder(t, path, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0")
+	w := startWorker(t, addr)
+	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	f.run(func() error { return nil })
+	time.Sleep(500 * time.Millisecond) // batches flow
+	t0 := time.Now()
+	if err := m.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := m.wait(2 * time.Second); code == 0 {
+		t.Errorf("main node exited 0 after SIGINT")
+	}
+	code := w.wait(2 * time.Second)
+	t.Logf("worker exited %d, %v after the main node's SIGINT", code, time.Since(t0).Round(time.Millisecond))
+	if code != 0 {
+		t.Errorf("worker exited %d", code)
+	}
+	w.waitLog(`reason="the main node sent stop: main node interrupted"`, time.Second)
+}
+
 // TestMainSigintUnderBackPressure: SIGINT to a main node whose only
 // worker is stopped (its reader blocked by back-pressure) exits within
 // 1 s, printing no answer.

@@ -235,8 +235,8 @@ func (t *TextReader) one() (Update, error) {
 	idx := int64(t.next)
 	if !ok {
 		if t.next < t.h.Updates {
-			return Update{}, &FormatError{Name: t.name, Index: idx, Line: t.line + 1,
-				Err: truncatedEOF, Detail: fmt.Sprintf("header promises %d updates", t.h.Updates)}
+			return Update{}, &FormatError{Name: t.name, Index: idx, Line: t.line + 1, Err: truncatedEOF,
+				Detail: fmt.Sprintf("the input ends after line %d; the header promises %d updates", t.line, t.h.Updates)}
 		}
 		return Update{}, io.EOF
 	}

@@ -165,7 +165,7 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
-		wctx, cancel := context.WithTimeout(ctx, c.waitTimeout)
+		wctx, cancel := context.WithTimeoutCause(ctx, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))
 		defer cancel()
 		if err := pool.WaitWorkers(wctx, c.expectWorkers); err != nil {
 			cl.stop()

@@ -73,7 +73,7 @@ func TestClusterRuntimeErrors(t *testing.T) {
 	f("cluster key is base64 of 20 bytes (28 characters): want base64 of 16, 24 or 32 bytes",
 		"--cluster-key-file", writeFile(t, "key20", []byte(base64.StdEncoding.EncodeToString(make([]byte, 20))+"\n")))
 	f("cannot read the cluster key", "--cluster-key-file", "/nonexistent/key")
-	f("waiting for --expect-workers=1: distributor: 0 of 1 workers connected", "--expect-workers", "1", "--wait-timeout", "100ms")
+	f("waiting for --expect-workers=1: distributor: 0 of 1 workers connected: --wait-timeout=100ms passed", "--expect-workers", "1", "--wait-timeout", "100ms")
 }
 
 // TestLocalWorkersAlias: --local-workers N is --workers N without --listen.

@@ -238,7 +238,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case <-ctx.Done():
 		reason = "interrupted"
 	case <-w.Stopped():
-		reason = "the main node sent stop"
+		reason = "the main node sent stop: " + w.StopReason()
 	case reason = <-mainLeft:
 	case err := <-served:
 		served <- err // for the deferred wait
