@@ -62,28 +62,75 @@ type BoruvkaStats struct {
 // is then a refinement of the true components and must not be reported as
 // the answer. d.Len() must equal the table's vertex count.
 func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(t, d, workers, t.Params().Columns(), nil, nil)
+	return spanningForest(t, d, workers, t.Params().Columns(), resume{implicit: noVertex})
+}
+
+// noVertex marks the absence of a vertex.
+const noVertex = ^uint32(0)
+
+// resume says where a query that reuses the last answer starts Boruvka
+// from; its zero fields (and implicit = noVertex) give a plain run.
+type resume struct {
+	// finished marks, by root of the DSU, the sets that are complete
+	// components, left alone; nil marks none.
+	finished []bool
+	// implicit is a vertex of the one supernode whose members are never
+	// listed (every supernode that contains it is, after merges): its view
+	// is the XOR of the other active supernodes' views (see sampleRound),
+	// so a round costs only what the other supernodes hold. noVertex
+	// means none: the largest supernode of each round is then the one not
+	// merged, but every vertex is listed.
+	implicit uint32
+	// held adds the buffered updates of a vertex to the views it is in;
+	// nil when the sketches hold every update.
+	held heldFunc
+	// scratch, when set, holds the per-vertex arrays of an earlier call,
+	// reused: a query then writes no freshly mapped memory for them.
+	scratch *boruvkaScratch
+}
+
+// boruvkaScratch is spanningForest's per-vertex working memory.
+type boruvkaScratch struct {
+	root  []uint32
+	done  []bool
+	slot  []int32
+	verts []uint32
+}
+
+// get returns the arrays for n vertices, done cleared.
+func (s *boruvkaScratch) get(n uint32) (root []uint32, done []bool, slot []int32, verts []uint32) {
+	if len(s.root) != int(n) {
+		s.root, s.done, s.slot, s.verts = make([]uint32, n), make([]bool, n), make([]int32, n), make([]uint32, 0, n)
+	} else {
+		clear(s.done)
+	}
+	return s.root, s.done, s.slot, s.verts[:0]
 }
 
 // spanningForest is SpanningForest with at most rounds rounds (<= columns)
-// that leaves alone every set of d whose root is marked in finished (a
-// component known to be complete; nil marks none) and adds held's
-// buffered updates to the sketches it reads. A round's work follows the
-// vertices of the supernodes still active, not all vertices.
-func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished []bool, held heldFunc) (Forest, BoruvkaStats, error) {
+// that leaves alone every set of d whose root rs.finished marks (a
+// component known to be complete), never lists the members of the
+// supernode of rs.implicit, and adds rs.held's buffered updates to the
+// sketches it reads. A round's work follows the vertices of the listed
+// supernodes still active, not all vertices.
+func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume) (Forest, BoruvkaStats, error) {
 	p := t.Params()
 	n := p.Vertices()
 	if d.Len() != n {
 		return Forest{}, BoruvkaStats{}, fmt.Errorf("cc: DSU has %d ids, table %d vertices", d.Len(), n)
 	}
 	workers = max(workers, 1)
+	finished, held := rs.finished, rs.held
+	if rs.scratch == nil {
+		rs.scratch = new(boruvkaScratch)
+	}
+	// root: by vertex of verts, its root at the round's start; done: by
+	// root, sampled Zero (a finished component); slot: by root, its index
+	// in active, or -1.
+	root, done, slot, verts := rs.scratch.get(n)
 	var (
 		st      BoruvkaStats
 		forest  Forest
-		root    = make([]uint32, n) // by vertex of verts: its root at the round's start
-		done    = make([]bool, n)   // by root: sampled Zero, a finished component
-		slot    = make([]int32, n)  // by root: index in active, or -1
-		verts   = make([]uint32, 0, n)
 		active  []uint32 // unfinished supernodes (roots), by first member
 		start   []int32  // members of active[i] are members[start[i]:start[i+1]]
 		members []uint32
@@ -91,6 +138,10 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 		fill    []int32
 		remain  int
 	)
+	hidden := noVertex // root of the implicit supernode at the round's start
+	if rs.implicit != noVertex {
+		hidden = d.Find(rs.implicit)
+	}
 	for v := range n {
 		slot[v] = -1
 		rt := d.Find(v)
@@ -100,16 +151,22 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 		if rt == v {
 			remain++
 		}
-		verts = append(verts, v)
+		if rt != hidden {
+			verts = append(verts, v)
+		}
 	}
 	st.Vertices = len(verts)
+	if hidden != noVertex {
+		st.Vertices += int(d.Size(hidden))
+	}
 	for r := range rounds {
 		if remain == 0 {
 			break
 		}
 		st.Rounds++
 		// Snapshot the partition of the active vertices and group them by
-		// supernode (a counting sort).
+		// supernode (a counting sort); the implicit supernode comes last,
+		// with no members listed.
 		active = active[:0]
 		for _, v := range verts {
 			rt := d.Find(v)
@@ -118,6 +175,12 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 				slot[rt] = int32(len(active))
 				active = append(active, rt)
 			}
+		}
+		largest := -1
+		if hidden != noVertex && !done[hidden] {
+			largest = len(active)
+			slot[hidden] = int32(len(active))
+			active = append(active, hidden)
 		}
 		start = append(start[:0], make([]int32, len(active)+1)...)
 		for _, v := range verts {
@@ -133,12 +196,20 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 			members[fill[s]] = v
 			fill[s]++
 		}
+		if largest < 0 {
+			largest = 0
+			for i := range active {
+				if start[i+1]-start[i] > start[largest+1]-start[largest] {
+					largest = i
+				}
+			}
+		}
 		// Sample every unfinished supernode, in parallel.
 		if cap(samples) < len(active) {
 			samples = make([]sample, len(active))
 		}
 		samples = samples[:len(active)]
-		st.Reads += sampleRound(t, r, active, start, members, samples, workers, held)
+		st.Reads += sampleRound(t, r, active, start, members, samples, largest, workers, held)
 		// Apply the samples in order.
 		fails, merges := 0, 0
 		var edges []stream.Edge
@@ -187,10 +258,14 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, finished [
 		if remain == 0 || (merges == 0 && fails == 0) {
 			return forest, st, nil
 		}
-		// Drop the vertices of finished supernodes.
+		// Drop the vertices of finished supernodes, and those now in the
+		// implicit one.
+		if hidden != noVertex {
+			hidden = d.Find(rs.implicit)
+		}
 		k := 0
 		for _, v := range verts {
-			if !done[root[v]] {
+			if !done[root[v]] && (hidden == noVertex || d.Find(v) != hidden) {
 				verts[k] = v
 				k++
 			}
@@ -267,24 +342,19 @@ func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, h
 // count and every slice sampled is a sketch or a column view, so Sample's
 // and SampleColumn's errors cannot occur and are not checked.
 //
-// The largest supernode is not merged: every update adds its index to two
+// Supernode active[largest] (the largest, or the implicit one whose members
+// are not listed) is not merged: every update adds its index to two
 // sketches, so the XOR of all vertices' sketches is zero, and every vertex
 // outside the active supernodes is in a finished component, whose XOR is
-// zero too (no edge leaves it). The largest supernode's view is therefore
-// the XOR of the other active supernodes' views, which are merged anyway;
-// a round costs what the smaller supernodes hold, and a lone active
-// supernode samples Zero without reading a sketch. held must keep that
-// balance: it adds each update to both endpoints or to neither.
-func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, workers int, held heldFunc) (reads int) {
+// zero too (no edge leaves it). Its view is therefore the XOR of the other
+// active supernodes' views, which are merged anyway; a round costs what
+// the other supernodes hold, and a lone active supernode samples Zero
+// without reading a sketch. held must keep that balance: it adds each
+// update to both endpoints or to neither.
+func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, largest, workers int, held heldFunc) (reads int) {
 	p := t.Params()
 	w := p.Rows() + 1
 	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
-	largest := 0
-	for i := range active {
-		if start[i+1]-start[i] > start[largest+1]-start[largest] {
-			largest = i
-		}
-	}
 	// acc[k·w:(k+1)·w] is goroutine k's XOR of the views it merged.
 	nw := 1
 	if workers > 1 && len(active) > sampleBlock {

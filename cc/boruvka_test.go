@@ -88,18 +88,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 					t.Fatalf("n=%d m=%d: partition differs at vertex %d", tc.n, tc.m, v)
 				}
 			}
-			if len(forest.Edges) != int(tc.n)-truth.Sets() {
-				t.Fatalf("forest has %d edges, want %d", len(forest.Edges), int(tc.n)-truth.Sets())
-			}
-			fd := dsu.New(tc.n)
-			for _, e := range forest.Edges {
-				if !isEdge[e] {
-					t.Fatalf("forest edge %v is not in the graph", e)
-				}
-				if _, ok := fd.Union(e.Src, e.Dst); !ok {
-					t.Fatalf("forest edge %v closes a cycle", e)
-				}
-			}
+			checkForest(t, forest, isEdge, tc.n, truth.Sets())
 			if st.BadSamples != 0 {
 				t.Errorf("n=%d m=%d: %d bad samples", tc.n, tc.m, st.BadSamples)
 			}
@@ -112,6 +101,40 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 				t.Fatalf("parallel query: %d components, %v, same forest %v", d2.Sets(), err,
 					slices.Equal(forest.Edges, forest2.Edges))
 			}
+			// Leaving any one supernode's members unlisted (its view is the
+			// XOR of the others') gives the same components and a spanning
+			// forest of the graph (its edges come in another order, so
+			// another may close a cycle first).
+			d3 := dsu.New(tc.n)
+			implicit := rng.Uint32N(tc.n)
+			forest3, st3, err := spanningForest(tab, d3, 2, p.Columns(), resume{implicit: implicit})
+			if err != nil || st3.Vertices != int(tc.n) {
+				t.Fatalf("n=%d m=%d seed=%d, vertex %d unlisted: %v, %+v", tc.n, tc.m, seed, implicit, err, st3)
+			}
+			for v := range tc.n {
+				if d3.Same(v, 0) != truth.Same(v, 0) {
+					t.Fatalf("n=%d m=%d seed=%d, vertex %d unlisted: partition differs at vertex %d", tc.n, tc.m, seed, implicit, v)
+				}
+			}
+			checkForest(t, forest3, isEdge, tc.n, truth.Sets())
+		}
+	}
+}
+
+// checkForest fails t unless forest is a spanning forest of the graph
+// whose edges isEdge holds, on n vertices in components components.
+func checkForest(t *testing.T, forest Forest, isEdge map[stream.Edge]bool, n uint32, components int) {
+	t.Helper()
+	if len(forest.Edges) != int(n)-components {
+		t.Fatalf("forest has %d edges, want %d", len(forest.Edges), int(n)-components)
+	}
+	fd := dsu.New(n)
+	for _, e := range forest.Edges {
+		if !isEdge[e] {
+			t.Fatalf("forest edge %v is not in the graph", e)
+		}
+		if _, ok := fd.Union(e.Src, e.Dst); !ok {
+			t.Fatalf("forest edge %v closes a cycle", e)
 		}
 	}
 }
@@ -128,7 +151,7 @@ func TestSpanningForestRunsOut(t *testing.T) {
 	}
 	// One round (as if the sketch had one column) cannot join a path of
 	// 4096 vertices.
-	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1, nil, nil)
+	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1, resume{implicit: noVertex})
 	if !errors.Is(err, ErrTooManyRounds) {
 		t.Fatalf("err = %v, want ErrTooManyRounds", err)
 	}
@@ -199,7 +222,8 @@ func BenchmarkReopenedQuery(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				d, _, finished := g.start()
-				_, st, err := spanningForest(tab, d, runtime.GOMAXPROCS(0), p.Columns(), finished, nil)
+				_, st, err := spanningForest(tab, d, runtime.GOMAXPROCS(0), p.Columns(),
+					resume{finished: finished, implicit: largestTree(d, finished)})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -209,4 +233,16 @@ func BenchmarkReopenedQuery(b *testing.B) {
 			b.ReportMetric(float64(reads), "sketches-read")
 		})
 	}
+}
+
+// largestTree returns the root of d's largest set not marked finished, as
+// Room.Query picks the implicit supernode.
+func largestTree(d *dsu.DSU, finished []bool) uint32 {
+	largest := noVertex
+	for v := range d.Len() {
+		if d.Find(v) == v && !finished[v] && (largest == noVertex || d.Size(v) > d.Size(largest)) {
+			largest = v
+		}
+	}
+	return largest
 }

@@ -23,6 +23,13 @@ type testConfig struct {
 	// ApplyPieces makes every query that reuses the last answer sketch
 	// the re-opened pieces' buffered ids into the store, however few.
 	ApplyPieces bool
+	// FromStart keeps the greedy shortcut from the first update, as Run
+	// does with more than one query.
+	FromStart bool
+	// Wrapped hides the stream's *stream.Cursor behind a plain Source, so
+	// that the greedy DSU follows on the reading goroutine rather than
+	// reading the file on its own.
+	Wrapped bool
 }
 
 // engine is a query room over an in-process ingest.Engine, as main-node

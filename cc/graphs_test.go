@@ -164,7 +164,8 @@ func TestAs733Snapshots(t *testing.T) {
 	defer f.Close()
 	// The query that reuses the last answer, with the re-opened pieces'
 	// buffered ids hashed or sketched, and the full query.
-	for _, cfg := range []testConfig{{BatchFactor: 0.1}, {BatchFactor: 1}, {BatchFactor: 1, ApplyPieces: true}, {NoGreedy: true}} {
+	for _, cfg := range []testConfig{{BatchFactor: 0.1}, {BatchFactor: 1}, {BatchFactor: 1, ApplyPieces: true}, {NoGreedy: true},
+		{BatchFactor: 1, FromStart: true}} {
 		cfg.Vertices = f.Header().Vertices
 		as733Snapshots(t, f, cfg, summary.Snapshots, known)
 	}
@@ -180,6 +181,9 @@ func as733Snapshots(t *testing.T, f *stream.File, cfg testConfig, snapshots []st
 		t.Fatal(err)
 	}
 	defer e.Close()
+	if cfg.FromStart {
+		e.greedyFromStart()
+	}
 	var lo uint64
 	for i, s := range snapshots {
 		if _, err := e.Ingest(context.Background(), f.Reader(lo, s.AfterUpdates)); err != nil {

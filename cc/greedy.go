@@ -1,6 +1,8 @@
 package cc
 
 import (
+	"encoding/binary"
+
 	"sketchcc/dsu"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -38,107 +40,196 @@ import (
 // The type byte is not trusted, so an ill-formed stream (a duplicate
 // insert, a delete of an absent edge) cannot make the answer wrong.
 //
+// The sets are kept as labels (quick-find, with union by size and member
+// lists), not as a union-find: an update inside a set, nearly every update
+// of a dense stream once its giant component has formed, then costs one
+// load per endpoint instead of two finds (BenchmarkGreedyFollow).
+//
 // greedyCC is not safe for concurrent use; the ingesting goroutine owns it.
 type greedyCC struct {
 	valid  bool
-	d      *dsu.DSU
-	dirty  []bool // by DSU root
+	label  []uint32 // by vertex: its set's id, a member
+	next   []uint32 // by vertex: the next member of its set, circular
+	size   []uint32 // by set id: its members
+	sets   int
+	dirty  []bool // by set id
 	dirtyN int    // dirty sets
 	forest edgeSet
+	// pieces and finished are start's results, reused by the next start
+	// (a query then writes no freshly mapped memory for them).
+	pieces   *dsu.DSU
+	finished []bool
 }
 
-// reset makes the state the answer of a full query: d (taken over) and its
-// spanning forest, every set clean.
+// reset makes the state the answer of a full query: the partition of d
+// and its spanning forest, every set clean.
 func (g *greedyCC) reset(d *dsu.DSU, forest []stream.Edge) {
-	g.d = d
-	if len(g.dirty) != int(d.Len()) {
-		g.dirty = make([]bool, d.Len())
-	} else {
-		clear(g.dirty)
-	}
-	g.dirtyN = 0
+	g.fromDSU(d)
 	g.forest.reset(2 * len(forest))
 	for _, e := range forest {
 		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
 	}
-	g.compress()
 	g.valid = true
 }
 
 // extend makes the state the answer of a query that resumed from start:
-// d (taken over) is its partition and added the forest edges its Boruvka
-// rounds found; the forest set already holds the edges start returned.
+// d is its partition and added the forest edges its Boruvka rounds found;
+// the forest set already holds the edges start returned.
 func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
-	g.d = d
-	clear(g.dirty)
-	g.dirtyN = 0
+	g.fromDSU(d)
 	for _, e := range added {
 		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
 	}
 	g.forest.refilter()
-	g.compress()
 }
 
-// compress shortens every path of the DSU once: apply finds two roots per
-// update.
-func (g *greedyCC) compress() {
-	for v := range g.d.Len() {
-		g.d.Find(v)
+// fromDSU makes the sets those of d, every one clean.
+func (g *greedyCC) fromDSU(d *dsu.DSU) {
+	n := d.Len()
+	if len(g.label) != int(n) {
+		g.label, g.next = make([]uint32, n), make([]uint32, n)
+		g.size, g.dirty = make([]uint32, n), make([]bool, n)
+	} else {
+		clear(g.size)
+		clear(g.dirty)
+	}
+	g.dirtyN = 0
+	g.sets = d.Sets()
+	for v := range n {
+		r := d.Find(v)
+		g.label[v] = r
+		g.size[r]++
+		g.next[v] = v
+	}
+	// Each set's list starts at its root: a member is put right after it.
+	for v := range n {
+		if r := g.label[v]; r != v {
+			g.next[v] = g.next[r]
+			g.next[r] = v
+		}
 	}
 }
 
-// exact reports whether the DSU is the answer for every update applied.
+// union merges sets a and b (ids, a != b) by relabelling the smaller one
+// and returns the merged set's id.
+func (g *greedyCC) union(a, b uint32) uint32 {
+	if g.size[a] < g.size[b] {
+		a, b = b, a
+	}
+	v := b
+	for {
+		g.label[v] = a
+		v = g.next[v]
+		if v == b {
+			break
+		}
+	}
+	g.next[a], g.next[b] = g.next[b], g.next[a]
+	g.size[a] += g.size[b]
+	g.sets--
+	return a
+}
+
+// exact reports whether the sets are the answer for every update applied.
 func (g *greedyCC) exact() bool { return g.valid && g.dirtyN == 0 }
+
+// labels returns a component label in [0, sets) per vertex, numbered in
+// order of each set's smallest vertex, as dsu.DSU.Labels does.
+func (g *greedyCC) labels() []uint32 {
+	return dsu.DenseLabels(append([]uint32(nil), g.label...))
+}
 
 // apply updates the state for us, in order.
 func (g *greedyCC) apply(us []stream.Update) {
-	d := g.d
+	label := g.label
 	for i := range us {
 		u, v := us[i].Src, us[i].Dst
-		ru, rv := d.Find(u), d.Find(v)
-		if ru != rv {
-			du, dv := g.dirty[ru], g.dirty[rv]
-			r, _ := d.Union(ru, rv)
-			if !du && !dv {
-				g.forest.add(sketch.EdgeIndex(u, v))
-				continue
-			}
-			if du && dv {
-				g.dirtyN--
-			}
-			g.dirty[ru], g.dirty[rv] = false, false
-			g.dirty[r] = true
-			continue
+		if lu := label[u]; lu != label[v] {
+			g.join(u, v)
+		} else if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) {
+			g.gone(idx, lu)
 		}
-		if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) && g.forest.remove(idx) && !g.dirty[ru] {
-			g.dirty[ru] = true
-			g.dirtyN++
+	}
+}
+
+// applyRaw updates the state for the records of recs (whole 9-byte stream
+// records, undecoded), in order, up to the first that fails the stream's
+// checks (stream.Reader.BadRecord's), and returns how many it applied.
+func (g *greedyCC) applyRaw(recs []byte) int {
+	label := g.label
+	n := uint32(len(label))
+	k := len(recs) / stream.RecordBytes
+	for i := range k {
+		rec := recs[i*stream.RecordBytes : (i+1)*stream.RecordBytes]
+		u, v := binary.LittleEndian.Uint32(rec[1:5]), binary.LittleEndian.Uint32(rec[5:9])
+		if rec[0] > 1 || u >= n || v >= n || u == v {
+			return i
 		}
+		if lu := label[u]; lu != label[v] {
+			g.join(u, v)
+		} else if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) {
+			g.gone(idx, lu)
+		}
+	}
+	return k
+}
+
+// join applies an update {u, v} between two sets.
+func (g *greedyCC) join(u, v uint32) {
+	lu, lv := g.label[u], g.label[v]
+	du, dv := g.dirty[lu], g.dirty[lv]
+	r := g.union(lu, lv)
+	if !du && !dv {
+		g.forest.add(sketch.EdgeIndex(u, v))
+		return
+	}
+	if du && dv {
+		g.dirtyN--
+	}
+	g.dirty[lu], g.dirty[lv] = false, false
+	g.dirty[r] = true
+}
+
+// gone applies an update of edge idx inside set l that the forest filter
+// may hold: a forest edge is gone, and its set is dirty.
+func (g *greedyCC) gone(idx uint64, l uint32) {
+	if g.forest.remove(idx) && !g.dirty[l] {
+		g.dirty[l] = true
+		g.dirtyN++
 	}
 }
 
 // start returns where Boruvka resumes from: a DSU of the forest's trees
 // (connected pieces of the graph), the forest's edges, and, by root of
 // that DSU, which trees are whole clean sets, finished components.
+//
+// d and finished are valid until the next call; forest is the caller's,
+// with room for a spanning forest's edges.
 func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
-	n := g.d.Len()
-	d = dsu.New(n)
+	n := uint32(len(g.label))
+	if g.pieces == nil || g.pieces.Len() != n {
+		g.pieces, g.finished = dsu.New(n), make([]bool, n)
+	} else {
+		g.pieces.Reset()
+		clear(g.finished)
+	}
+	d, finished = g.pieces, g.finished
 	forest = g.edges()
 	for _, e := range forest {
 		d.Union(e.Src, e.Dst)
 	}
-	finished = make([]bool, n)
 	for v := range n {
-		if !g.dirty[g.d.Find(v)] {
+		if !g.dirty[g.label[v]] {
 			finished[d.Find(v)] = true
 		}
 	}
 	return d, forest, finished
 }
 
-// edges returns the forest's edges, each with Src < Dst, in no set order.
+// edges returns the forest's edges, each with Src < Dst, in no set order,
+// in a slice with room for a spanning forest's edges (Vertices − 1).
 func (g *greedyCC) edges() []stream.Edge {
-	es := make([]stream.Edge, 0, g.forest.n)
+	es := make([]stream.Edge, 0, max(g.forest.n, len(g.label)-1))
 	for _, idx := range g.forest.slots {
 		if idx != 0 {
 			a, b := sketch.EdgeOf(idx)

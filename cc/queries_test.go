@@ -11,6 +11,7 @@ import (
 
 	"sketchcc/internal/offline/streamgen"
 	"sketchcc/internal/testgraph"
+	"sketchcc/stream"
 )
 
 // queryAt ingests the stream at path, queries after each count in at (and
@@ -19,6 +20,12 @@ import (
 func queryAt(t *testing.T, path string, cfg testConfig, at []uint64) []*Result {
 	t.Helper()
 	e, src := openEngine(t, path, cfg)
+	if cfg.FromStart {
+		e.greedyFromStart()
+	}
+	if cfg.Wrapped {
+		src = plainSource{src}
+	}
 	var out []*Result
 	var done uint64
 	for _, pos := range at {
@@ -47,7 +54,8 @@ func TestMultiplesEvery852(t *testing.T) {
 	// Batch factor 1 leaves most updates in the gutters at every query, so
 	// the queries that reuse the last answer read them there.
 	for _, bf := range []float64{0.2, 1} {
-		for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}} {
+		for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}, {FromStart: true},
+			{FromStart: true, Wrapped: true}, {Wrapped: true}} {
 			cfg.BatchFactor = bf
 			res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
 			var got []int
@@ -94,7 +102,8 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 				at = append(at, sum.Updates*i/points)
 			}
 			greedy, partial := 0, 0
-			for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}} {
+			for _, cfg := range []testConfig{{}, {ApplyPieces: true}, {NoGreedy: true}, {FromStart: true},
+				{FromStart: true, Wrapped: true, ApplyPieces: true}} {
 				cfg.BatchFactor = 0.1
 				noGreedy := cfg.NoGreedy
 				for _, r := range queryAt(t, path, cfg, at) {
@@ -131,6 +140,9 @@ func TestQueriesDuringErdosStreams(t *testing.T) {
 		}
 	}
 }
+
+// plainSource hides the concrete type of a stream.Source.
+type plainSource struct{ stream.Source }
 
 // TestGreedyIllFormedStream: the greedy shortcut must stay exact when type
 // bytes lie (duplicate inserts, deletes of absent edges), because the
@@ -198,6 +210,12 @@ func TestEdgeSet(t *testing.T) {
 func querySchedule(t *testing.T, path string, cfg testConfig, at []uint64) []*Result {
 	t.Helper()
 	e, src := openEngine(t, path, cfg)
+	if cfg.FromStart {
+		e.greedyFromStart()
+	}
+	if cfg.Wrapped {
+		src = plainSource{src}
+	}
 	var out []*Result
 	_, err := e.Run(context.Background(), src, Schedule{At: at, Name: path, Answer: func(res *Result) error {
 		labels, truth := truthLabels(t, path, res.AfterUpdates)

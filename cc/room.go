@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,7 +89,10 @@ type Room struct {
 	st      *store.Store
 	greedy  greedyCC
 	updates uint64 // updates read through IngestN
-	applyAt int    // pieceApplyIDs; tests lower it
+	// followRaw is follow's read buffer, kept across calls.
+	followRaw []byte
+	applyAt   int // pieceApplyIDs; tests lower it
+	scratch   boruvkaScratch
 }
 
 // New returns a Room over pipe. Every update must reach pipe through the
@@ -106,32 +110,87 @@ func (r *Room) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
 	return r.IngestN(ctx, src, math.MaxUint64)
 }
 
-// greedyStep is the number of updates read at a time while the greedy
-// DSU is valid: the DSU watches them in order on the calling goroutine, and
-// once it is invalid the rest of the segment goes to the pipeline as is
-// (in parallel, with several readers).
-const greedyStep = 1 << 20
-
 // IngestN reads up to n updates of src into the pipeline, as the
 // pipeline's IngestN does, and keeps the greedy shortcut's DSU current
-// with each of them.
+// with each of them. When src is a *stream.Cursor over a regular file, the
+// DSU follows on a goroutine of its own that reads the same records from
+// the file, so that it does not slow the pipeline's readers (several, with
+// ingest.Config.Readers > 1); IngestN waits for it before returning. With
+// any other source the DSU sees the updates as the pipeline reads them, on
+// the caller's goroutine. When the pipeline returns an error, or the DSU
+// could not follow exactly the updates the pipeline read, the shortcut is
+// turned off until the next full query, so that no answer is built on it.
 func (r *Room) IngestN(ctx context.Context, src stream.Source, n uint64) (uint64, error) {
-	var done uint64
-	for r.greedy.valid && done < n {
-		want := min(n-done, greedyStep)
-		k, err := r.pipe.IngestN(ctx, watched{src, &r.greedy}, want)
-		done += k
+	if !r.greedy.valid {
+		k, err := r.pipe.IngestN(ctx, src, n)
 		r.updates += k
-		if err != nil || k < want {
-			return done, err
+		return k, err
+	}
+	var k uint64
+	var err error
+	if cur, ok := src.(*stream.Cursor); ok && cur.Seekable() {
+		k, err = r.ingestBeside(ctx, cur, n)
+	} else {
+		k, err = r.pipe.IngestN(ctx, watched{src, &r.greedy}, n)
+	}
+	r.updates += k
+	if err != nil {
+		r.greedy.valid = false
+	}
+	return k, err
+}
+
+// ingestBeside runs the pipeline's IngestN over cur while a goroutine of
+// its own feeds the greedy DSU the same records, read from cur's file,
+// and waits for both. It turns the shortcut off when the DSU did not see
+// exactly the records the pipeline read.
+func (r *Room) ingestBeside(ctx context.Context, cur *stream.Cursor, n uint64) (uint64, error) {
+	lo := cur.Pos()
+	hi := lo + min(n, cur.Header().Updates-min(lo, cur.Header().Updates))
+	// stop is the record the DSU stops before: hi, lowered to where the
+	// pipeline stopped once it returns.
+	var stop atomic.Uint64
+	stop.Store(hi)
+	var fed uint64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		pprof.Do(ctx, pprof.Labels("stage", "greedy", "goroutine", "greedy"), func(ctx context.Context) {
+			fed = r.follow(ctx, cur.File(), lo, &stop)
+		})
+	}()
+	k, err := r.pipe.IngestN(ctx, cur, n)
+	stop.Store(lo + k)
+	<-done
+	if fed != k {
+		r.greedy.valid = false
+	}
+	return k, err
+}
+
+// follow reads records [lo, stop) of f and applies them to the greedy DSU
+// in order, undecoded (stream.Reader.ReadRaw: the pipeline's readers decode
+// them already), re-reading stop before each chunk, and returns how many it
+// applied. It stops early at a bad record, at the end of the file, or when
+// ctx is done.
+func (r *Room) follow(ctx context.Context, f *stream.File, lo uint64, stop *atomic.Uint64) uint64 {
+	if r.followRaw == nil {
+		r.followRaw = make([]byte, followChunk*stream.RecordBytes)
+	}
+	rd := f.ReaderBuf(lo, stop.Load(), r.followRaw)
+	at := lo
+	for ctx.Err() == nil {
+		recs, _, err := rd.ReadRaw()
+		// Records past stop (lowered when the pipeline stopped early) are
+		// not applied.
+		recs = recs[:min(uint64(len(recs)), (stop.Load()-min(at, stop.Load()))*stream.RecordBytes)]
+		k := r.greedy.applyRaw(recs)
+		at += uint64(k)
+		if err != nil || k == 0 || k*stream.RecordBytes < len(recs) {
+			break
 		}
 	}
-	if done == n {
-		return done, nil
-	}
-	k, err := r.pipe.IngestN(ctx, src, n-done)
-	r.updates += k
-	return done + k, err
+	return at - lo
 }
 
 // watched is a stream.Source whose updates the greedy DSU sees as they
@@ -143,10 +202,22 @@ type watched struct {
 
 func (w watched) Read(dst []stream.Update) (int, error) {
 	n, err := w.Source.Read(dst)
-	if w.g.valid {
-		w.g.apply(dst[:n])
-	}
+	w.g.apply(dst[:n])
 	return n, err
+}
+
+// followChunk is the number of records follow reads at a time: 108 KiB of
+// stream, as the pipeline's reader reads.
+const followChunk = 12 << 10
+
+// greedyFromStart turns the greedy shortcut on at the empty graph, whose
+// answer is every vertex alone with an empty forest, when the Room has read
+// no update, has no answer yet and the shortcut is not turned off.
+func (r *Room) greedyFromStart() {
+	if r.cfg.NoGreedy || r.greedy.valid || r.updates > 0 {
+		return
+	}
+	r.greedy.reset(dsu.New(r.st.Params().Vertices()), nil)
 }
 
 // Query answers a connected-components query after every update read so
@@ -158,9 +229,10 @@ func (w watched) Read(dst []stream.Update) (int, error) {
 // gutters then, but waits for the batches already handed out and adds the
 // buffered updates of the supernodes it merges to the one column each
 // round reads, so the gutters keep filling toward full batches. With
-// Config.NoGreedy, or before the first answer, it flushes the pipeline and
-// runs Boruvka over all vertices from singletons. The sketches are left as they were, so ingestion may
-// continue afterwards. It returns an error wrapping ErrTooManyRounds when
+// Config.NoGreedy, or before the first answer (when the shortcut was not
+// kept from the first update, as Run keeps it), it flushes the pipeline
+// and runs Boruvka over all vertices from singletons. The sketches are left
+// as they were, so ingestion may continue afterwards. It returns an error wrapping ErrTooManyRounds when
 // the sketch columns run out (raise the sketch factor), or one wrapping
 // ctx's cause (or the flush timeout, naming Config.Late's holders) when the
 // flush does not finish; no partial answer is returned then.
@@ -168,8 +240,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t0 := time.Now()
 	g := &r.greedy
 	if g.exact() {
-		d := g.d
-		res := &Result{Components: d.Sets(), Labels: d.Labels(), Forest: Forest{Edges: g.edges()},
+		res := &Result{Components: g.sets, Labels: g.labels(), Forest: Forest{Edges: g.edges()},
 			AfterUpdates: r.updates, Greedy: true}
 		res.CC = time.Since(t0)
 		return res, nil
@@ -185,21 +256,20 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t1 := time.Now()
 	p := r.st.Params()
 	var (
-		d        *dsu.DSU
-		kept     []stream.Edge
-		finished []bool
-		held     heldFunc
+		d    *dsu.DSU
+		kept []stream.Edge
+		rs   = resume{implicit: noVertex, scratch: &r.scratch}
 	)
 	if reuse {
-		held = func(view []sketch.Bucket, round int, v uint32) {
+		rs.held = func(view []sketch.Bucket, round int, v uint32) {
 			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v))
 		}
-		d, kept, finished = g.start()
-		r.applyPieces(d, finished)
+		d, kept, rs.finished = g.start()
+		rs.implicit = r.applyPieces(d, rs.finished)
 	} else {
 		d = dsu.New(p.Vertices())
 	}
-	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), finished, held)
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), rs)
 	if err != nil {
 		return nil, err
 	}
@@ -229,12 +299,13 @@ const pieceApplyIDs = 64
 // Boruvka will read from d (every vertex of an unfinished tree but the
 // largest), and empties their gutters, when they hold more than
 // pieceApplyIDs per vertex of the graph. It runs Config.Workers goroutines
-// and waits for them.
-func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
+// and waits for them. It returns the root of the largest unfinished tree,
+// or noVertex when every tree is finished.
+func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
 	n := d.Len()
-	largest := ^uint32(0)
+	largest = noVertex
 	for v := range n {
-		if rt := d.Find(v); rt == v && !finished[v] && (largest == ^uint32(0) || d.Size(v) > d.Size(largest)) {
+		if rt := d.Find(v); rt == v && !finished[v] && (largest == noVertex || d.Size(v) > d.Size(largest)) {
 			largest = v
 		}
 	}
@@ -249,7 +320,7 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
 		}
 	}
 	if ids == 0 || ids <= r.applyAt*int(n) {
-		return
+		return largest
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -268,6 +339,7 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) {
 	for _, v := range vs {
 		r.pipe.Drop(v)
 	}
+	return largest
 }
 
 // State is what a checkpoint keeps of a Room: the updates read and the

@@ -64,8 +64,17 @@ type RunStats struct {
 // s.Checkpoint is set), when src fails or ends early, or when a query,
 // s.Answer or s.Checkpoint fails. A Run with s.From > 0 continues a Room
 // restored at that count; src then starts at update s.From + 1.
+//
+// With more than one query in s.At, a Room that has read nothing yet keeps
+// the greedy shortcut from the first update (the empty graph's answer is
+// known: every vertex alone), so that no query flushes the gutters or runs
+// Boruvka over all vertices; with one query it is not kept, and the final
+// query flushes.
 func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats, error) {
 	var st RunStats
+	if len(s.At) > 1 {
+		r.greedyFromStart()
+	}
 	total := src.Header().Updates
 	start := time.Now()
 	done := s.From

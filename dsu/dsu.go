@@ -70,22 +70,32 @@ func (d *DSU) Size(v uint32) uint32 { return d.size[d.Find(v)] }
 // numbered in order of each set's smallest id. The slice has Len() entries
 // and is owned by the caller.
 func (d *DSU) Labels() []uint32 {
+	roots := make([]uint32, len(d.parent))
+	for v := range roots {
+		roots[v] = d.Find(uint32(v))
+	}
+	return DenseLabels(roots)
+}
+
+// DenseLabels returns, for set ids ids[v] in [0, len(ids)) (any id per set,
+// such as a member), a dense label per element in [0, number of sets),
+// numbered in order of each set's smallest element. It may reuse ids's
+// memory for the result: the caller must not use ids afterwards.
+func DenseLabels(ids []uint32) []uint32 {
 	const none = ^uint32(0)
-	labels := make([]uint32, len(d.parent))
-	byRoot := make([]uint32, len(d.parent))
-	for i := range byRoot {
-		byRoot[i] = none
+	byID := make([]uint32, len(ids))
+	for i := range byID {
+		byID[i] = none
 	}
 	next := uint32(0)
-	for v := range d.parent {
-		r := d.Find(uint32(v))
-		if byRoot[r] == none {
-			byRoot[r] = next
+	for v, id := range ids {
+		if byID[id] == none {
+			byID[id] = next
 			next++
 		}
-		labels[v] = byRoot[r]
+		ids[v] = byID[id]
 	}
-	return labels
+	return ids
 }
 
 // Clone returns an independent copy of d.

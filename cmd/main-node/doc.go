@@ -10,11 +10,13 @@
 // hand each update's two neighbour ids to N gutter inserters, each owning
 // a share of the vertices; every query point is a barrier all of them
 // reach first. Queries (package cc): the query schedule reads the
-// stream in segments that end at the query positions; a query flushes the
-// gutters (the querying goroutine sketches gutters itself when the batch
-// queue is full) and runs Boruvka's algorithm over the sketches on all
-// cores; while the greedy shortcut's DSU is valid a query is answered from
-// it without a flush. Ingestion resumes after each query. This command
+// stream in segments that end at the query positions; with several
+// queries the greedy shortcut's sets and forest are kept from the first
+// update, and a query runs Boruvka's algorithm on all cores over only the
+// sets a deleted forest edge re-opened, reading the gutters of the
+// vertices it merges instead of flushing them (with one query, or
+// --no-greedy, the query flushes the gutters and runs Boruvka over every
+// vertex). Ingestion resumes after each query. This command
 // holds the flags, the output formats and the files.
 //
 // With --listen the main node also starts a memberlist cluster that

@@ -34,7 +34,7 @@ type cpuProfile struct {
 // goroutine and signal handling among it).
 type stageCPU struct {
 	TotalNsPerUpdate float64            `json:"total_ns_per_update"`
-	Stages           map[string]float64 `json:"stages_ns_per_update"` // read, insert, apply, ship, merge, query, other, unsampled
+	Stages           map[string]float64 `json:"stages_ns_per_update"` // read, greedy, insert, apply, ship, merge, query, other, unsampled
 	Busiest          string             `json:"busiest_goroutine"`
 	BusiestNs        float64            `json:"busiest_goroutine_ns_per_update"`
 	BusiestStage     string             `json:"busiest_stage"`
@@ -132,7 +132,7 @@ func splitStages(prof *profile.Profile, total time.Duration, updates uint64) *st
 	}
 	out := &stageCPU{TotalNsPerUpdate: per(total.Nanoseconds()), Stages: map[string]float64{},
 		Goroutines: map[string]float64{}}
-	for _, name := range []string{"read", "insert", "apply", "ship", "merge", "query", "other"} {
+	for _, name := range []string{"read", "greedy", "insert", "apply", "ship", "merge", "query", "other"} {
 		out.Stages[name] = per(stages[name])
 	}
 	out.Stages["unsampled"] = per(max(0, total.Nanoseconds()-sampled))

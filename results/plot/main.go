@@ -278,7 +278,12 @@ func latencyPlot(t *table) (*plot.Plot, error) {
 		pts, streams, err := groupBy(t, func(r []string) string { return r[idx[0]] },
 			func(r []string) (float64, error) { k, err := number(r[idx[1]]); return k + 1, err },
 			func(r []string) (float64, error) { return number(r[phase.col]) },
-			func(r []string) bool { return r[idx[2]] == "on" })
+			// A zero median (no wait at all) has no place on the log
+			// axis: that point is left out of its series.
+			func(r []string) bool {
+				v, err := number(r[phase.col])
+				return r[idx[2]] == "on" && (err != nil || v > 0)
+			})
 		if err != nil {
 			return nil, err
 		}

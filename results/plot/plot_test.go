@@ -87,3 +87,27 @@ func TestBadTable(t *testing.T) {
 		t.Errorf("a ragged table: %v", err)
 	}
 }
+
+// TestLatencyPlotZeroMedian: a median flush of zero (no query waited at
+// all) cannot go on the log axis; the plot leaves that point out rather
+// than failing to draw.
+func TestLatencyPlotZeroMedian(t *testing.T) {
+	const table = `# Queries during the stream, 2026-01-02
+
+| stream | queries during stream | greedy | updates/s | kept | flush s median / max | CC s median / max |
+|---|---:|---|---:|---:|---:|---:|
+| kron13 | 100 | on | 14.00 M | 107% | 0.000181 / 0.0084 | 0.001152 / 0.1085 |
+| kron13 | 1000 | on | 7.10 M | 46% | 0.000000 / 0.0080 | 0.000775 / 0.1409 |
+`
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "queries-2026-01-02.md"), []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, _, err := drawNewest(dir, "queries-*.md", latencyPlot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := save(p, filepath.Join(dir, "query-latency.png")); err != nil {
+		t.Fatal(err)
+	}
+}
