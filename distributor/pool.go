@@ -529,9 +529,9 @@ func (p *Pool) isAbandoned() bool {
 	}
 }
 
-// take copies batch b into a pending batch with a new id, or sketches it
-// on the main node when it is under the local cutoff (nil then). It
-// releases b.
+// take encodes batch b with enc (the calling writer's encoder) into a
+// pending batch, or sketches it on the main node when it is under the
+// local cutoff (nil then). It releases b.
 func (p *Pool) take(b gutters.Batch, enc *batchEncoder) *pending {
 	if len(b.Neighbors) < p.cfg.LocalCutoff {
 		p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
