@@ -1,8 +1,6 @@
 package cc
 
 import (
-	"encoding/binary"
-
 	"sketchcc/dsu"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -160,9 +158,8 @@ func (g *greedyCC) applyRaw(recs []byte) int {
 	n := uint32(len(label))
 	k := len(recs) / stream.RecordBytes
 	for i := range k {
-		rec := recs[i*stream.RecordBytes : (i+1)*stream.RecordBytes]
-		u, v := binary.LittleEndian.Uint32(rec[1:5]), binary.LittleEndian.Uint32(rec[5:9])
-		if rec[0] > 1 || u >= n || v >= n || u == v {
+		u, v, ok := stream.DecodeRecord(recs[i*stream.RecordBytes:(i+1)*stream.RecordBytes], n)
+		if !ok {
 			return i
 		}
 		if lu := label[u]; lu != label[v] {

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -220,10 +219,8 @@ func (s *sorter) add(recs []byte, vertices uint32) int {
 	chunks, fill := s.chunks, s.fill[:n]
 	k := len(recs) / stream.RecordBytes
 	for j := range k {
-		rec := recs[j*stream.RecordBytes : (j+1)*stream.RecordBytes]
-		src := binary.LittleEndian.Uint32(rec[1:5])
-		dst := binary.LittleEndian.Uint32(rec[5:9])
-		if rec[0] > 1 || src >= vertices || dst >= vertices || src == dst {
+		src, dst, ok := stream.DecodeRecord(recs[j*stream.RecordBytes:(j+1)*stream.RecordBytes], vertices)
+		if !ok {
 			return j
 		}
 		i := gutters.PartOf(src, n)

@@ -229,18 +229,27 @@ func (r *Reader) ReadRaw() (recs []byte, first uint64, err error) {
 	return recs, first, nil
 }
 
+// DecodeRecord returns the endpoints of rec, one 9-byte record of a stream
+// of the given vertex count, and whether it passes the checks Read makes:
+// a type byte of 0 or 1, both ids below vertices, no self-loop. It is
+// small enough to inline into a caller's loop over ReadRaw's records.
+func DecodeRecord(rec []byte, vertices uint32) (src, dst uint32, ok bool) {
+	_ = rec[RecordBytes-1]
+	src = binary.LittleEndian.Uint32(rec[1:5])
+	dst = binary.LittleEndian.Uint32(rec[5:9])
+	return src, dst, rec[0] <= 1 && src < vertices && dst < vertices && src != dst
+}
+
 // BadRecord returns the *FormatError that Read gives for rec, the record
 // of index i that ReadRaw returned, when it fails a check (type byte,
 // vertex range, self-loop), and nil when it passes them. A bad record ends
 // the Reader: every later call returns the error.
 func (r *Reader) BadRecord(i uint64, rec []byte) error {
-	t := rec[0]
-	s := binary.LittleEndian.Uint32(rec[1:5])
-	d := binary.LittleEndian.Uint32(rec[5:9])
-	if t <= 1 && s < r.h.Vertices && d < r.h.Vertices && s != d {
+	s, d, ok := DecodeRecord(rec, r.h.Vertices)
+	if ok {
 		return nil
 	}
-	r.err = r.recordError(i, t, s, d)
+	r.err = r.recordError(i, rec[0], s, d)
 	return r.err
 }
 
