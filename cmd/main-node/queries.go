@@ -164,7 +164,7 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 		}
 		log.Info("query", "updates", res.AfterUpdates, "components", res.Components, "greedy", res.Greedy,
 			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
-		if len(positions) > 1 {
+		if len(positions) > 1 && res.AfterUpdates != total {
 			if err := writeOutputs(c, res, "."+strconv.FormatUint(res.AfterUpdates, 10)); err != nil {
 				return err
 			}
