@@ -169,3 +169,17 @@ func TestInputMistakes(t *testing.T) {
 	f("does not exist", "--stream", "../../testdata/karate.bin", "--labels", "/nonexistent-dir/labels")
 	f("does not exist", "--stream", "../../testdata/karate.bin", "--forest", "/nonexistent-dir/forest")
 }
+
+// TestSummaryMidStreamQueries: the summary's ingestion line counts the
+// time of the mid-stream queries, so that its terms add up to the end to
+// end time, and leaves them out when there were none.
+func TestSummaryMidStreamQueries(t *testing.T) {
+	r := runMain(t, "--stream", multiples, "--queries", "3")
+	if r.code != 0 || !strings.Contains(r.stdout, "final flush") || !strings.Contains(r.stdout, "+ 2 mid-stream queries") {
+		t.Errorf("--queries 3: %v", r)
+	}
+	r = runMain(t, "--stream", multiples)
+	if r.code != 0 || strings.Contains(r.stdout, "mid-stream") {
+		t.Errorf("one query: %v", r)
+	}
+}

@@ -95,13 +95,13 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 vertices      %d
 updates       %d
 components    %d
-ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s)
+ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s%s)
 query         %s
 sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
 hot path      %s sketch kernel, huge pages %s (kernel setting: %s)
 peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
-		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds,
+		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
 		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages,
@@ -146,6 +146,20 @@ func humanCount(x float64) string {
 		return fmt.Sprintf("%.2f k", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
+}
+
+// midQueries is the summary's share of the mid-stream queries, all but
+// the last of queries: " + K mid-stream queries S s", or "" when there
+// were none.
+func midQueries(queries []queryRecord) string {
+	if len(queries) < 2 {
+		return ""
+	}
+	var sec float64
+	for _, q := range queries[:len(queries)-1] {
+		sec += q.TotalSeconds
+	}
+	return fmt.Sprintf(" + %d mid-stream queries %.3f s", len(queries)-1, sec)
 }
 
 func humanBytes(b int64) string {
