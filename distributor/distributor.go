@@ -37,6 +37,13 @@ type distributor struct {
 	stopped chan struct{} // closed by stop: send stop, then close
 	once    sync.Once     // guards fail
 	stopOne sync.Once
+	// dismissed, set by dismiss before stopped is closed, is the reason a
+	// stop frame gives a worker that must go, and the error its
+	// connection ends with; its batches go elsewhere, none is sent.
+	dismissed struct {
+		reason string
+		err    error
+	}
 
 	// mu guards the batches in flight. Lock order: Pool.mu before
 	// distributor.mu; never held while calling the engine or the network.
@@ -274,6 +281,21 @@ func (d *distributor) stop() {
 	d.stopOne.Do(func() { close(d.stopped) })
 }
 
+// dismiss asks the writer to send stop with reason, send no more batches,
+// and end the connection with err; it waits at most abandonStopWait for
+// that, then fails the connection with err itself.
+func (d *distributor) dismiss(reason string, err error) {
+	d.stopOne.Do(func() {
+		d.dismissed.reason, d.dismissed.err = reason, err
+		close(d.stopped)
+	})
+	select {
+	case <-d.failed:
+	case <-time.After(abandonStopWait):
+	}
+	d.fail(err)
+}
+
 // admit records b as in flight, unless the connection has failed: then b
 // goes back to the pool and admit returns false.
 func (d *distributor) admit(b *pending) bool {
@@ -352,12 +374,17 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			return nil // fail has run; its error is kept
 		case <-d.stopped:
 			reason, end := "main node done", errStopped
-			if p.isAbandoned() {
+			switch {
+			case p.isAbandoned():
 				// Nothing more will be merged: tell the worker, so that
 				// it exits now instead of waiting for the gossip.
 				reason, end = "main node interrupted", errAbandoned
-			} else if err := flush(); err != nil {
-				return err
+			case d.dismissed.err != nil:
+				reason, end = d.dismissed.reason, d.dismissed.err
+			default:
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 			d.conn.SetWriteDeadline(time.Now().Add(min(p.cfg.AnswerTimeout, stopWriteTimeout)))
 			if _, err := fw.write(stopMsg, &stop{Reason: reason}); err != nil {

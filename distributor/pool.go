@@ -276,13 +276,15 @@ func (p *Pool) add(name, addr string, inc uint64) bool {
 	d := p.launchLocked(name, addr, inc)
 	p.mu.Unlock()
 	if old != nil {
-		err := fmt.Errorf("%w: incarnation %d replaced %d (a restart)", errReplaced, inc, old.inc)
 		if old.st.connected.Load() {
-			// A restarted process's connection has usually ended by now.
-			err = fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one --name?)",
-				errReplaced, inc, old.inc, old.inc)
+			// A restarted process's connection has usually ended by
+			// now: this one is alive, and is told why it must go.
+			old.dismiss("another worker process took this worker's name (two workers started with one --name?)",
+				fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one --name?)",
+					errReplaced, inc, old.inc, old.inc))
+		} else {
+			old.fail(fmt.Errorf("%w: incarnation %d replaced %d (a restart)", errReplaced, inc, old.inc))
 		}
-		old.fail(err)
 	}
 	return d != nil
 }

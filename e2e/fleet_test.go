@@ -445,6 +445,34 @@ func TestHeldBatch(t *testing.T) {
 	}
 }
 
+// TestDuplicateName: a second live worker started under a name in use
+// takes it; the first is told why with a stop frame and exits at once
+// (not idle until the run ends), and the answer stays exact.
+func TestDuplicateName(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	labelsPath := filepath.Join(t.TempDir(), "labels")
+	f := newFeeder(t, path, 0.3)
+	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
+		"--labels", labelsPath)
+	first := startWorker(t, addr, "--name", "same")
+	m.waitLog(`msg="workers connected"`, 10*time.Second)
+	second := startWorker(t, addr, "--name", "same")
+	m.waitLog(`two workers started with one --name`, 10*time.Second)
+	if code := first.wait(5 * time.Second); code != 0 {
+		t.Errorf("the first worker exited %d", code)
+	}
+	first.waitLog(`reason="the main node sent stop: another worker process took this worker's name`, time.Second)
+	f.run(func() error { return nil })
+	s := finish(t, m)
+	f.wait(t)
+	checkTruth(t, s, path, labelsPath)
+	checkCounters(t, s)
+	if code := second.wait(30 * time.Second); code != 0 {
+		t.Errorf("the second worker exited %d", code)
+	}
+}
+
 // TestMainSigintStopsWorkers: SIGINT to a main node mid-stream sends its
 // workers stop, so that they exit at once (exit 0, saying the main node
 // was interrupted) rather than when the gossip declares it gone, seconds
