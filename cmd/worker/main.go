@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -59,6 +60,7 @@ type config struct {
 	join, listen, advertise, name      string
 	keyFile                            string
 	metricsListen                      string
+	cpuProfile                         string
 	logLevel                           slog.Level
 	logFormat                          cli.LogFormat
 	version                            bool
@@ -89,6 +91,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", time.Second, "on SIGINT/SIGTERM, answer the batches already read within this, then leave; the main node sends the rest elsewhere")
 	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks one, logged)")
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
+	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of the whole run to this file")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
@@ -153,6 +156,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpu-profile: %w", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Error("cannot write the CPU profile", "file", c.cpuProfile, "err", err)
+			}
+		}()
+	}
 
 	var key []byte
 	if c.keyFile != "" {

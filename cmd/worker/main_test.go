@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -75,12 +77,18 @@ func TestNoMainNode(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // a port where nothing listens
 	t0 := time.Now()
-	code, stderr := runWorker("--join", addr, "--listen", "127.0.0.1:0", "--gossip-local", "--join-timeout", "300ms")
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, stderr := runWorker("--join", addr, "--listen", "127.0.0.1:0", "--gossip-local", "--join-timeout", "300ms",
+		"--cpu-profile", profile)
 	if code != 1 || !strings.Contains(stderr, "cannot join the cluster at "+addr) || !strings.Contains(stderr, "worker listening") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 	if d := time.Since(t0); d > 10*time.Second {
 		t.Errorf("gave up after %v", d)
+	}
+	// The profile is written however the run ends: a gzipped pprof file.
+	if b, err := os.ReadFile(profile); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpu-profile %s: %d bytes, %v", profile, len(b), err)
 	}
 }
 
