@@ -74,13 +74,7 @@ for s in "${scales[@]}"; do
 			"$bin/main-node" --stream "$f" --listen 127.0.0.1:0 --expect-workers "$k" --local-workers 0 \
 				--json --progress never --log-level info >"$bin/main.json" 2>"$bin/main.log" &
 			pids=("$!")
-			addr=
-			for _ in $(seq 200); do
-				addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$bin/main.log")
-				[ -n "$addr" ] && break
-				sleep 0.05
-			done
-			[ -n "$addr" ] || { cat "$bin/main.log" >&2; exit 1; }
+			addr=$(main_addr "$bin/main.log") || exit 1
 			logs=()
 			for w in $(seq "$k"); do
 				"$bin/worker" --join "$addr" --listen 127.0.0.1:0 --threads "$threads" 2>"$bin/w$w.log" &

@@ -83,13 +83,8 @@ cluster() { # stream readers
 	"$bin/main-node" --stream "$f" --readers "$r" --listen 127.0.0.1:0 --expect-workers "$k" --local-workers 0 \
 		--cluster-key-file "$bin/key" --json --progress never --log-level info >"$bin/main.json" 2>"$bin/main.log" &
 	pids=("$!")
-	local addr=
-	for _ in $(seq 400); do
-		addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$bin/main.log")
-		[ -n "$addr" ] && break
-		sleep 0.05
-	done
-	[ -n "$addr" ] || { cat "$bin/main.log" >&2; exit 1; }
+	local addr
+	addr=$(main_addr "$bin/main.log") || exit 1
 	for w in $(seq "$k"); do
 		/usr/bin/time -f "%U %S" -o "$bin/w$w.time" \
 			"$bin/worker" --join "$addr" --listen 127.0.0.1:0 --threads "$threads" --cluster-key-file "$bin/key" 2>"$bin/w$w.log" &
@@ -105,7 +100,7 @@ for f in "$@"; do
 	name=$(basename "$f" .bin)
 	for _ in $(seq "$runs"); do
 		for r in "${readers[@]}"; do
-			flock "$lock" bash -c "$(declare -f cluster); bin=$bin k=$k threads=$threads; cluster $f $r"
+			flock "$lock" bash -c "$(declare -f cluster main_addr); bin=$bin k=$k threads=$threads; cluster $f $r"
 			files=()
 			for w in $(seq "$k"); do files+=("$bin/w$w.log" "$bin/w$w.time"); done
 			row "$name" "$r" "$bin/main.json" "$exact" "${files[@]}"

@@ -81,13 +81,8 @@ run1() {
 	/usr/bin/time -o "$o.cpu" -f "%U %S" "$bin/main-node" --stream "$f" --listen 127.0.0.1:0 --expect-workers 2 --local-workers 0 \
 		--json --progress never --log-level info --queries $((k + 1)) >"$o" 2>"$bin/main.log" &
 	pids=("$!")
-	local addr=
-	for _ in $(seq 200); do
-		addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$bin/main.log")
-		[ -n "$addr" ] && break
-		sleep 0.05
-	done
-	[ -n "$addr" ] || { cat "$bin/main.log" >&2; exit 1; }
+	local addr
+	addr=$(main_addr "$bin/main.log") || exit 1
 	for w in 1 2; do
 		"$bin/worker" --join "$addr" --listen 127.0.0.1:0 --threads 1 2>"$bin/w$w.log" &
 		pids+=("$!")

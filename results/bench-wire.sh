@@ -41,13 +41,8 @@ cluster() {
 		--expect-workers 2 --local-workers 0 --json --progress never --log-level info \
 		>"$out.main.json" 2>"$out.main.log" &
 	pids=("$!")
-	local addr=
-	for _ in $(seq 400); do
-		addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$out.main.log")
-		[ -n "$addr" ] && break
-		sleep 0.05
-	done
-	[ -n "$addr" ] || { cat "$out.main.log" >&2; exit 1; }
+	local addr
+	addr=$(main_addr "$out.main.log") || exit 1
 	for w in 1 2; do
 		/usr/bin/time -f "%U %S %M" -o "$out.w$w.time" "$bin/worker" --join "$addr" \
 			--listen 127.0.0.1:0 --threads 1 2>"$out.w$w.log" &

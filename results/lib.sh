@@ -27,3 +27,17 @@ dated_table() {
 	fi
 	echo "$f.md"
 }
+
+# main_addr LOG: waits up to 20 s for main-node's "main node listening"
+# line in LOG and prints its address; without one it prints LOG on stderr
+# and fails.
+main_addr() {
+	local addr=
+	for _ in $(seq 400); do
+		addr=$(sed -n 's/.*msg="main node listening" addr=\([^ ]*\).*/\1/p' "$1" 2>/dev/null | head -1)
+		[ -n "$addr" ] && break
+		sleep 0.05
+	done
+	[ -n "$addr" ] || { cat "$1" >&2; return 1; }
+	echo "$addr"
+}
