@@ -12,12 +12,14 @@
 #                if cl == nil && os.Getenv("SKETCHCC_SYNC") == "" {
 #   RUNS       runs per cell (default 3)
 # Env: KRON=dir of kron13.bin and kron15.bin (default /tmp/kron).
-# Prints one tab-separated line per run: stream, queries, mode, run,
+# Prints the CPU, then one tab-separated line per run: stream, queries, mode, run,
 # components, updates/s, end-to-end seconds, load average.
 set -euo pipefail
 bin=$1
 runs=${2:-3}
 kron=${KRON:-/tmp/kron}
+. "$(dirname "$0")/lib.sh"
+echo "# CPU: $(cpu_name), $(nproc) cores; $(go version | cut -d' ' -f3)"
 for s in 13 15; do
 	for r in $(seq "$runs"); do
 		for k in 0 20 100; do

@@ -18,6 +18,7 @@ bin=$1
 runs=${2:-3}
 kron=${KRON:-/tmp/kron}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 day=$(date -u +%F)
 tsv=$here/checkpoint-$day.tsv
 : >"$tsv"
@@ -38,7 +39,7 @@ done
 {
 	echo "# Checkpoint cost, $day"
 	echo
-	echo "CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; $(go version | cut -d' ' -f3);"
+	echo "CPU: $(cpu_name), $(nproc) cores; $(go version | cut -d' ' -f3);"
 	echo "main-node: $("$bin" --version 2>&1 | head -1). Runs interleaved (none, 5s, 1s per round), each under"
 	echo "/tmp/sketchcc-bench.lock; the machine is shared, so the load average is given per run."
 	echo

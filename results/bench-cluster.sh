@@ -28,7 +28,7 @@ go build -o "$bin/" ./cmd/main-node ./cmd/worker ./cmd/streamtool
 
 date=$(date -u +%Y-%m-%d)
 out=$(dated_table cluster)
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+cpu=$(cpu_name)
 {
 	echo "# main node + workers on loopback, $date"
 	echo

@@ -69,7 +69,7 @@ out=$(dated_table core)
 {
 	echo "# Core reshape: before and after, $date"
 	echo
-	echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' '), model $(grep -m1 '^model[[:space:]]' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')), $(nproc) cores, shared with other jobs; every run held /tmp/sketchcc-bench.lock, which other jobs' unlocked tests do not respect"
+	echo "- machine: $(cpu_name), $(nproc) cores, shared with other jobs; every run held /tmp/sketchcc-bench.lock, which other jobs' unlocked tests do not respect"
 	echo "- $(go version)"
 	echo "- old: $(git rev-parse --short "$base"); new: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (dirty)')"
 	echo "- benchmarks: $count runs per side, interleaved (old, new, old, new, …); end to end: $e2e runs per side, interleaved"

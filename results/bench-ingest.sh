@@ -47,7 +47,7 @@ PY
 
 date=$(date -u +%Y-%m-%d)
 out=${OUT:-results/ingest-kron$(IFS=-; echo "${scales[*]}")-$date.md}
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+cpu=$(cpu_name)
 {
 	echo "# Ingestion: main-node on Kronecker streams, $date"
 	echo

@@ -43,6 +43,7 @@
 # Needs go and git; installs benchstat with `go install` if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. results/lib.sh
 root=$(pwd)
 
 base_arg=${1:-13424b8}
@@ -132,7 +133,7 @@ else
 	[ -n "$m" ] && echo "bench-micro: the working tree lacks $m; those rows will show only the base" >&2
 fi
 
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+cpu=$(cpu_name)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "base: $base_desc" >&2
 (cd "$tmp/base" && "${cmd[@]}") | tee "$tmp/base.txt" >&2

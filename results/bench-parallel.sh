@@ -33,7 +33,7 @@ chmod 600 "$bin/key"
 
 date=$(date -u +%Y-%m-%d)
 out=$(dated_table parallel-cluster)
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+cpu=$(cpu_name)
 {
 	echo "# Parallel ingestion: 1 main node + $k workers on loopback, $date"
 	echo

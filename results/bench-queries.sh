@@ -36,8 +36,7 @@ go build -o "$bin/" ./cmd/main-node ./cmd/worker ./cmd/streamtool
 
 date=$(date -u +%Y-%m-%d)
 out=${OUT:-results/queries-$date.md}
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
-cpu="$cpu (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' '), model $(grep -m1 '^model\s*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')$(grep -qw avx512f /proc/cpuinfo && echo ', AVX-512'))"
+cpu=$(cpu_name)
 {
 	echo "# Queries during the stream, $date"
 	echo

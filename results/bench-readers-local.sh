@@ -26,7 +26,7 @@ git archive "$base" | tar -x -C "$bin/src"
 
 date=$(date -u +%Y-%m-%d)
 out=$(dated_table readers-local)
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+cpu=$(cpu_name)
 {
 	echo "# Single machine: parallel readers against $base, $date"
 	echo

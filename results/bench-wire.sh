@@ -54,7 +54,7 @@ cluster() {
 
 date=$(date -u +%Y-%m-%d)
 out=$(dated_table wire)
-cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+cpu=$(cpu_name)
 {
 	echo "# the data-plane wire before and after, $date"
 	echo

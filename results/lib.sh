@@ -41,3 +41,14 @@ main_addr() {
 	[ -n "$addr" ] || { cat "$1" >&2; return 1; }
 	echo "$addr"
 }
+
+# cpu_name: the CPU as every table names it, lscpu's model name with its
+# family and model (vendors and generations differ by 2x on the kernel),
+# and AVX-512 when the CPU has it.
+cpu_name() {
+	local name family model
+	name=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+	family=$(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')
+	model=$(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')
+	echo "$name (family $family, model $model$(grep -qw avx512f /proc/cpuinfo && echo ', AVX-512'))"
+}
