@@ -364,23 +364,11 @@ func (dc *deltaCodec) append(dst []byte, v uint32, delta []sketch.Bucket) []byte
 	return dst
 }
 
-// decode decodes one delta from the front of b into dst (BucketsPerVertex
-// buckets, overwritten) and returns its vertex and the bytes after it. A
-// vertex out of range, a row bitmap with bits past the rows, or too few
-// bytes is an error wrapping ErrFrame. It allocates nothing.
-func (dc *deltaCodec) decode(dst []sketch.Bucket, b []byte) (v uint32, rest []byte, err error) {
-	v, rest, err = dc.parse(b)
-	if err != nil {
-		return 0, b, err
-	}
-	clear(dst[:1+dc.rows*dc.columns])
-	dc.each(func(i int, x sketch.Bucket) { dst[i] = x })
-	return v, rest, nil
-}
-
-// parse checks the delta at the front of b, as decode does, and keeps its
-// row bitmaps and buckets for xorInto and each; it returns the delta's
-// vertex and the bytes after it. The kept buckets alias b.
+// parse checks the delta at the front of b and keeps its row bitmaps and
+// buckets for xorInto; it returns the delta's vertex and the bytes after
+// it. A vertex out of range, a row bitmap with bits past the rows, or too
+// few bytes is an error wrapping ErrFrame. The kept buckets alias b; it
+// allocates nothing.
 func (dc *deltaCodec) parse(b []byte) (v uint32, rest []byte, err error) {
 	x, k := binary.Uvarint(b)
 	if k <= 0 || x >= uint64(dc.vertices) {
@@ -410,23 +398,6 @@ func (dc *deltaCodec) parse(b []byte) (v uint32, rest []byte, err error) {
 	return uint32(x), b[pos+need:], nil
 }
 
-// each calls f with the index in a vertex's sketch and the value of every
-// bucket the last parse kept, in wire order.
-func (dc *deltaCodec) each(f func(i int, x sketch.Bucket)) {
-	body := dc.body
-	if dc.det {
-		f(0, loadBucket(body))
-		body = body[sketch.BucketBytes:]
-	}
-	for c, m := range dc.masks {
-		base := 1 + c*dc.rows
-		for ; m != 0; m &= m - 1 {
-			f(base+bits.TrailingZeros64(m), loadBucket(body))
-			body = body[sketch.BucketBytes:]
-		}
-	}
-}
-
 // xorInto XORs the delta the last parse kept into dst, a vertex's sketch
 // (BucketsPerVertex buckets), touching only the buckets the delta has:
 // the main node merges a remote delta with it, under the vertex's lock.
@@ -446,10 +417,6 @@ func (dc *deltaCodec) xorInto(dst []sketch.Bucket) {
 			body = body[sketch.BucketBytes:]
 		}
 	}
-}
-
-func loadBucket(b []byte) sketch.Bucket {
-	return sketch.Bucket{Alpha: binary.LittleEndian.Uint64(b), Gamma: binary.LittleEndian.Uint64(b[8:16])}
 }
 
 // bucketsBytes views buckets as their little-endian bytes (the platform

@@ -233,6 +233,18 @@ func TestDeltaCodecRoundTrip(t *testing.T) {
 	}
 }
 
+// decode is parse, then xorInto a zeroed dst (BucketsPerVertex buckets):
+// the whole delta, as the tests compare it.
+func (dc *deltaCodec) decode(dst []sketch.Bucket, b []byte) (v uint32, rest []byte, err error) {
+	v, rest, err = dc.parse(b)
+	if err != nil {
+		return 0, b, err
+	}
+	clear(dst[:1+dc.rows*dc.columns])
+	dc.xorInto(dst)
+	return v, rest, nil
+}
+
 func TestDeltaCodec_Failure(t *testing.T) {
 	p, _ := sketch.NewParams(16, 1, 3) // 8 rows
 	dc := newDeltaCodec(p)
