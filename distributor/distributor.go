@@ -282,18 +282,13 @@ func (d *distributor) stop() {
 }
 
 // dismiss asks the writer to send stop with reason, send no more batches,
-// and end the connection with err; it waits at most abandonStopWait for
-// that, then fails the connection with err itself.
+// and end the connection with err (Pool.dismiss waits for it). It is a
+// no-op once stop or dismiss has been asked.
 func (d *distributor) dismiss(reason string, err error) {
 	d.stopOne.Do(func() {
 		d.dismissed.reason, d.dismissed.err = reason, err
 		close(d.stopped)
 	})
-	select {
-	case <-d.failed:
-	case <-time.After(abandonStopWait):
-	}
-	d.fail(err)
 }
 
 // admit records b as in flight, unless the connection has failed: then b
@@ -374,17 +369,12 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			return nil // fail has run; its error is kept
 		case <-d.stopped:
 			reason, end := "main node done", errStopped
-			switch {
-			case p.isAbandoned():
-				// Nothing more will be merged: tell the worker, so that
-				// it exits now instead of waiting for the gossip.
-				reason, end = "main node interrupted", errAbandoned
-			case d.dismissed.err != nil:
+			if d.dismissed.err != nil {
+				// The worker must go (Pool.dismiss): tell it why, send
+				// it nothing more.
 				reason, end = d.dismissed.reason, d.dismissed.err
-			default:
-				if err := flush(); err != nil {
-					return err
-				}
+			} else if err := flush(); err != nil {
+				return err
 			}
 			d.conn.SetWriteDeadline(time.Now().Add(min(p.cfg.AnswerTimeout, stopWriteTimeout)))
 			if _, err := fw.write(stopMsg, &stop{Reason: reason}); err != nil {

@@ -279,7 +279,7 @@ func (p *Pool) add(name, addr string, inc uint64) bool {
 		if old.st.connected.Load() {
 			// A restarted process's connection has usually ended by
 			// now: this one is alive, and is told why it must go.
-			old.dismiss("another worker process took this worker's name (two workers started with one --name?)",
+			p.dismiss([]*distributor{old}, "another worker process took this worker's name (two workers started with one --name?)",
 				fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one --name?)",
 					errReplaced, inc, old.inc, old.inc))
 		} else {
@@ -488,7 +488,7 @@ func (p *Pool) Close() error {
 // dropped (its unanswered batches are sketched here), and from then on the
 // Pool sketches every batch on the main node and connects to no worker. A
 // stream reader blocked by back-pressure thus goes on at once, and sees
-// its context done. It returns within abandonStopWait; it is idempotent.
+// its context done. It returns within dismissWait; it is idempotent.
 func (p *Pool) Abandon() {
 	p.abandonOnce.Do(func() {
 		p.mu.Lock()
@@ -498,29 +498,36 @@ func (p *Pool) Abandon() {
 			dists = append(dists, d)
 		}
 		p.mu.Unlock()
-		// Each writer sends its worker a stop frame, so that the worker
-		// exits at once; a writer that cannot within abandonStopWait is
-		// cut off.
-		for _, d := range dists {
-			d.stop()
-		}
-		deadline := time.NewTimer(abandonStopWait)
-		defer deadline.Stop()
-		for _, d := range dists {
-			select {
-			case <-d.failed:
-			case <-deadline.C:
-			}
-		}
-		for _, d := range dists {
-			d.fail(errAbandoned)
-		}
+		// Nothing more will be merged: each worker is told, so that it
+		// exits now instead of waiting for the gossip.
+		p.dismiss(dists, "main node interrupted", errAbandoned)
 	})
 }
 
-// abandonStopWait bounds how long Abandon waits for the writers to send
-// their stop frames.
-const abandonStopWait = 100 * time.Millisecond
+// dismiss has the writer of each of ds send its worker stop with reason
+// and no more batches, then ends every connection with err: those that
+// have not ended within dismissWait are cut off. The workers' unanswered
+// batches go elsewhere, as for any failed connection.
+func (p *Pool) dismiss(ds []*distributor, reason string, err error) {
+	for _, d := range ds {
+		d.dismiss(reason, err)
+	}
+	deadline := time.NewTimer(dismissWait)
+	defer deadline.Stop()
+	for _, d := range ds {
+		select {
+		case <-d.failed:
+		case <-deadline.C:
+		}
+	}
+	for _, d := range ds {
+		d.fail(err)
+	}
+}
+
+// dismissWait bounds how long dismiss waits for the writers to send their
+// stop frames.
+const dismissWait = 100 * time.Millisecond
 
 func (p *Pool) isAbandoned() bool {
 	select {
