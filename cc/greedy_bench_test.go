@@ -10,10 +10,9 @@ import (
 	"testing"
 
 	"sketchcc/dsu"
+	"sketchcc/internal/cputime"
 	"sketchcc/internal/offline/streamgen"
 	"sketchcc/stream"
-
-	"golang.org/x/sys/unix"
 )
 
 // BenchmarkGreedyFollow feeds a Kronecker stream (the field's benchmark
@@ -44,7 +43,7 @@ func BenchmarkGreedyFollow(b *testing.B) {
 		b.Run("scale="+strconv.Itoa(scale)+"/read", func(b *testing.B) {
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu0 := threadCPUSeconds()
+			cpu0 := cputime.ThreadSeconds()
 			var r Room
 			var stop atomic.Uint64
 			for b.Loop() {
@@ -55,7 +54,7 @@ func BenchmarkGreedyFollow(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.Updates), "ns/update")
-			if cpu := threadCPUSeconds() - cpu0; cpu > 0 {
+			if cpu := cputime.ThreadSeconds() - cpu0; cpu > 0 {
 				b.ReportMetric(cpu*1e9/float64(b.N)/float64(h.Updates), "cpu-ns/update")
 			}
 		})
@@ -64,7 +63,7 @@ func BenchmarkGreedyFollow(b *testing.B) {
 			// disturb less than the wall clock.
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu0 := threadCPUSeconds()
+			cpu0 := cputime.ThreadSeconds()
 			var g greedyCC
 			for b.Loop() {
 				g.reset(dsu.New(h.Vertices), nil)
@@ -73,20 +72,10 @@ func BenchmarkGreedyFollow(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(h.Updates), "ns/update")
-			if cpu := threadCPUSeconds() - cpu0; cpu > 0 {
+			if cpu := cputime.ThreadSeconds() - cpu0; cpu > 0 {
 				b.ReportMetric(cpu*1e9/float64(b.N)/float64(h.Updates), "cpu-ns/update")
 			}
 		})
 		f.Close()
 	}
-}
-
-// threadCPUSeconds returns the CPU time the calling OS thread has used, in
-// seconds, or 0 where it cannot tell.
-func threadCPUSeconds() float64 {
-	var ru unix.Rusage
-	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }

@@ -4,11 +4,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
-	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
+	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
 
@@ -98,7 +96,7 @@ func BenchmarkPartInsert(b *testing.B) {
 			// machine it leaves out the time others ran.
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu0 := threadCPU()
+			cpu0 := cputime.ThreadSeconds()
 			i := 0
 			for b.Loop() {
 				lo := (i % (len(pairs) / chunk)) * chunk
@@ -106,19 +104,10 @@ func BenchmarkPartInsert(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*chunk), "ns/pair")
-			b.ReportMetric(float64(threadCPU()-cpu0)/(float64(b.N)*chunk), "cpu-ns/pair")
+			b.ReportMetric((cputime.ThreadSeconds()-cpu0)*1e9/(float64(b.N)*chunk), "cpu-ns/pair")
 			b.StopTimer()
 			g.Close()
 			wg.Wait()
 		})
 	}
-}
-
-// threadCPU returns the CPU time the calling thread has used, in ns.
-func threadCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

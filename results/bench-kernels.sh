@@ -8,8 +8,11 @@
 #   BASE_COMMIT  default 686854a (the AVX-512 kernel with splitmix64 column
 #                hashes). Its tree is exported with git archive, and given
 #                the working tree's sketch/bench_test.go and
-#                sketch/cputime_*_test.go, so both sides run the same
-#                benchmark (index-updates/cpu-s needs them).
+#                internal/cputime, so both sides run the same benchmark
+#                (index-updates/cpu-s needs them). The working tree's
+#                benchmark file no longer compiles against 686854a (Params
+#                became immutable and Sample changed after it): give a
+#                base from after that change, or adapt the copied file.
 # Env:   COUNT=6 interleaved rounds (benchstat wants >= 6); each round runs
 #        every configuration once, under flock /tmp/sketchcc-bench.lock.
 #        BENCHTIME= go test -benchtime (default 1s)
@@ -29,7 +32,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 mkdir -p "$tmp/base"
 git archive "$base" | tar -x -C "$tmp/base"
-cp sketch/bench_test.go sketch/cputime_*_test.go "$tmp/base/sketch/"
+cp sketch/bench_test.go "$tmp/base/sketch/"
+mkdir -p "$tmp/base/internal/cputime"
+cp internal/cputime/*.go "$tmp/base/internal/cputime/"
 (cd "$tmp/base" && go test -c -o "$tmp/base.test" ./sketch && go test -c -tags purego -o "$tmp/base-purego.test" ./sketch)
 go test -c -o "$tmp/new.test" ./sketch
 

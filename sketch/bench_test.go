@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"sketchcc/internal/cputime"
 )
 
 // Compare changes with benchstat:
@@ -59,13 +61,13 @@ func BenchmarkApplyBatch(b *testing.B) {
 			b.ReportAllocs()
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
-			cpu0 := threadCPUSeconds()
+			cpu0 := cputime.ThreadSeconds()
 			for b.Loop() {
 				p.ApplyBatch(s, 7, nb)
 			}
 			updates := float64(b.N) * float64(len(nb))
 			b.ReportMetric(updates/b.Elapsed().Seconds(), "index-updates/s")
-			if cpu := threadCPUSeconds() - cpu0; cpu > 0 {
+			if cpu := cputime.ThreadSeconds() - cpu0; cpu > 0 {
 				b.ReportMetric(updates/cpu, "index-updates/cpu-s")
 			}
 		})

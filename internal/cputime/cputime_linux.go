@@ -1,10 +1,10 @@
-package sketch
+package cputime
 
 import "golang.org/x/sys/unix"
 
-// threadCPUSeconds returns the CPU time the calling OS thread has used, in
-// seconds, or 0 where it cannot tell.
-func threadCPUSeconds() float64 {
+// ThreadSeconds returns the CPU time the calling OS thread has used, user
+// and system, in seconds, or 0 where it cannot tell.
+func ThreadSeconds() float64 {
 	var ru unix.Rusage
 	if unix.Getrusage(unix.RUSAGE_THREAD, &ru) != nil {
 		return 0
