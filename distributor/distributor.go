@@ -450,7 +450,12 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				return err
 			case <-d.stopped:
 				if errors.Is(err, io.EOF) {
-					return errStopped // the worker closed after our stop
+					// The worker closed after our stop: end the
+					// connection as the stop did.
+					if d.dismissed.err != nil {
+						return d.dismissed.err
+					}
+					return errStopped
 				}
 			default:
 			}

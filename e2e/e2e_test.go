@@ -93,15 +93,20 @@ func keyFile(t *testing.T) string {
 // share of its bytes in turn, then it waits for the test to call run (the
 // test starts the main node meanwhile: it reads the header before logging
 // its address) and calls the func given before it writes the next part;
-// it closes the pipe at the end.
+// it closes the pipe at the end. The pipe is an OS pipe handed to the
+// main node as it is, so that a main node that exits while the feeder
+// holds the rest of the stream is seen to exit then.
 type feeder struct {
-	r      *io.PipeReader
+	r      *os.File
 	resume chan func() error
 	done   chan error
 }
 
 func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
-	r, w := io.Pipe()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &feeder{r: r, resume: make(chan func() error, len(shares)), done: make(chan error, 1)}
 	go func() {
 		err := func() error {
@@ -125,11 +130,11 @@ func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
 			}
 			return nil
 		}()
-		w.CloseWithError(err)
+		w.Close()
 		f.done <- err
 	}()
 	t.Cleanup(func() {
-		r.CloseWithError(io.ErrClosedPipe)
+		r.Close()
 		for range shares {
 			select {
 			case f.resume <- func() error { return io.ErrClosedPipe }:

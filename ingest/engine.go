@@ -329,6 +329,9 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 			return done, nil
 		}
 		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				return done, cause // the caller cut the read short (closed src)
+			}
 			return done, err
 		}
 	}

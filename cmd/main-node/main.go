@@ -203,6 +203,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeSrc()
+	// A read blocked on a pipe that has gone quiet ends when the run is
+	// interrupted: the stream is closed under it.
+	defer context.AfterFunc(ctx, closeSrc)()
 	if cur, ok := src.(*stream.Cursor); c.readers > 1 && (!ok || !cur.Seekable()) {
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
 			"readers", c.readers, "format", c.format, "stream", c.stream)
