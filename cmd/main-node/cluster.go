@@ -126,6 +126,7 @@ type cluster struct {
 	log          *slog.Logger
 	flushTimeout time.Duration
 	unwatch      func() bool // stops the interrupt watch
+	interrupted  func() bool // whether the run's context is done
 }
 
 // startCluster starts memberlist on --listen and the work distributors on
@@ -158,7 +159,8 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	if c.onPool != nil {
 		c.onPool(pool)
 	}
-	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout}
+	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout,
+		interrupted: func() bool { return ctx.Err() != nil }}
 	// On SIGINT/SIGTERM the stream reader may be blocked by back-pressure
 	// (workers that do not answer hold every credit): the Pool then
 	// sketches the queue here, so the reader sees the signal at once.
@@ -199,7 +201,8 @@ func (cl *cluster) flushDeadline() time.Duration {
 	return cl.flushTimeout
 }
 
-// stop tells the workers to stop, closes the distributors (sketching any
+// stop tells the workers to stop (saying the main node was interrupted if
+// the run's context is done), closes the distributors (sketching any
 // batch still unanswered here), then leaves the cluster.
 func (cl *cluster) stop() {
 	if cl == nil {
@@ -207,6 +210,13 @@ func (cl *cluster) stop() {
 	}
 	cl.unwatch()
 	t0 := time.Now()
+	if cl.interrupted() {
+		// The interrupt also closes the stream under a blocked read, so
+		// the run can end before the watch has dismissed the workers (or
+		// while it does): Close would tell them "main node done".
+		// Abandon is idempotent and returns once the watch's call has.
+		cl.pool.Abandon()
+	}
 	cl.pool.Close()
 	cl.log.Info("workers released", "duration", time.Since(t0))
 	t0 = time.Now()

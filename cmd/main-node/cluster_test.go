@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"net"
 	"regexp"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"sketchcc/distributor"
+	"sketchcc/ingest"
+	"sketchcc/internal/cli"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
@@ -105,36 +108,7 @@ func TestClusterInProcess(t *testing.T) {
 			"--gossip-local", "--expect-workers", "1", "--local-workers", "0", "--batch-factor", "0.05",
 			"--json", "--log-level", "info"}, &out, &errb)
 	}()
-	var addr string
-	rx := regexp.MustCompile(`msg="main node listening" addr=(\S+)`)
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(5 * time.Millisecond) {
-		if m := rx.FindStringSubmatch(errb.String()); m != nil {
-			addr = m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no address logged:\n%s", errb.String())
-		}
-	}
-
-	w, err := distributor.NewWorker(distributor.WorkerConfig{Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(context.Background(), ln) }()
-	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: "127.0.0.1:0", Local: true,
-		Meta: distributor.NodeMeta{Role: distributor.RoleWorker, Addr: ln.Addr().String(), Threads: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Shutdown()
-	if _, err := m.Join(addr); err != nil {
-		t.Fatal(err)
-	}
+	w, served := joinWorker(t, listenAddr(t, &errb))
 	if err := <-done; err != nil {
 		t.Fatalf("run: %v\n%s", err, errb.String())
 	}
@@ -179,5 +153,101 @@ func TestClusterInProcess(t *testing.T) {
 	}
 	if raw.Workers[0]["deltas_merged"].(float64) == 0 || raw.Workers[0]["deltas_merged"].(float64) != float64(s.RemoteBatches) {
 		t.Errorf("worker merged %v deltas, remote batches %d", raw.Workers[0]["deltas_merged"], s.RemoteBatches)
+	}
+}
+
+// listenAddr waits for the address of "main node listening" in log.
+func listenAddr(t *testing.T, log *syncBuffer) string {
+	t.Helper()
+	rx := regexp.MustCompile(`msg="main node listening" addr=(\S+)`)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if m := rx.FindStringSubmatch(log.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no address logged:\n%s", log.String())
+		}
+	}
+}
+
+// joinWorker starts an in-process worker of one thread that joins the
+// main node at addr through memberlist, as cmd/worker does; Serve's
+// error arrives on the channel once the worker is closed. The test's
+// cleanup leaves the cluster.
+func joinWorker(t *testing.T, addr string) (*distributor.Worker, <-chan error) {
+	t.Helper()
+	w, err := distributor.NewWorker(distributor.WorkerConfig{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(context.Background(), ln) }()
+	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: "127.0.0.1:0", Local: true,
+		Meta: distributor.NodeMeta{Role: distributor.RoleWorker, Addr: ln.Addr().String(), Threads: 1}})
+	if err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown() })
+	if _, err := m.Join(addr); err != nil {
+		w.Close()
+		t.Fatal(err)
+	}
+	return w, served
+}
+
+// TestClusterStopAfterInterrupt: a cluster stopped once its context is
+// done tells its workers that the main node was interrupted. SIGINT also
+// closes the stream under a blocked read, so the run can end and stop the
+// cluster before the interrupt's watch of the context has dismissed the
+// workers; they were then told "main node done" (TestMainSigintStopsWorkers
+// in e2e failed so). Each round cancels and stops at once, the order in
+// which that race went wrong.
+func TestClusterStopAfterInterrupt(t *testing.T) {
+	c, err := parseFlags([]string{"--stream", multiples, "--listen", "127.0.0.1:0", "--gossip-local",
+		"--expect-workers", "1", "--local-workers", "0", "--log-level", "info"}, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		e, err := ingest.New(ingest.Config{Vertices: 1024, Remote: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var errb syncBuffer
+		type started struct {
+			cl  *cluster
+			err error
+		}
+		ch := make(chan started, 1)
+		go func() {
+			cl, err := startCluster(ctx, c.cluster, e, cli.NewLogger(&errb, c.logFormat, c.logLevel))
+			ch <- started{cl, err}
+		}()
+		w, served := joinWorker(t, listenAddr(t, &errb))
+		s := <-ch
+		if s.err != nil {
+			t.Fatalf("round %d: %v\n%s", round, s.err, errb.String())
+		}
+		cancel()
+		s.cl.stop()
+		select {
+		case <-w.Stopped():
+			if r := w.StopReason(); r != "main node interrupted" {
+				t.Errorf("round %d: the worker was told %q, want \"main node interrupted\"\n%s", round, r, errb.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("round %d: the worker was not told to stop\n%s", round, errb.String())
+		}
+		w.Close()
+		if err := <-served; !errors.Is(err, distributor.ErrClosed) {
+			t.Errorf("round %d: Serve: %v", round, err)
+		}
+		e.Close()
 	}
 }
