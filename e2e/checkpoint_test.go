@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -33,6 +35,7 @@ func TestCheckpointKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	const rate = 1_200_000 // --rate-limit, updates per second
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, 1))
 	t.Logf("kill points drawn with seed %d", seed)
@@ -43,16 +46,32 @@ func TestCheckpointKillResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := start(t, "main-node", nil, "--stream", kron, "--queries", "3", "--checkpoint-dir", dir,
-			"--checkpoint-every", "1s", "--rate-limit", "1200000", "--log-level", "info", "--progress", "never")
+			"--checkpoint-every", "1s", "--rate-limit", strconv.Itoa(rate), "--log-level", "info", "--progress", "never")
 		// Kill at a random point after the first checkpoint, before the
-		// end (about 2.6 s of stream remain then).
+		// end. The pace runs from the first read, which follows the
+		// "ingesting" line, and a read that fell behind catches up: the
+		// last read (of at most a tenth of a second's updates) comes no
+		// sooner than its share of the rate after that line. Slowed by
+		// a loaded machine, the first checkpoint came so late that a
+		// fixed 2.2 s window outlived the run; the window ends 400 ms
+		// before that earliest end instead (a loaded sleep overshoots).
+		ingesting := m.waitLog(`^time=(\S+) level=INFO msg=ingesting .* updates=(\d+) `, 20*time.Second)
+		began, err := time.Parse(time.RFC3339Nano, ingesting[1])
+		if err != nil {
+			t.Fatalf("the time of %q: %v", ingesting[0], err)
+		}
+		updates, _ := strconv.Atoi(ingesting[2])
+		earliestEnd := began.Add(time.Duration(updates-rate/10) * time.Second / rate)
 		m.waitLog(`msg=checkpoint `, 20*time.Second)
-		time.Sleep(time.Duration(rng.Int64N(int64(2200 * time.Millisecond))))
-		if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		window := time.Until(earliestEnd) - 400*time.Millisecond
+		time.Sleep(time.Duration(rng.Int64N(int64(max(window, 1)))))
+		killedAt := time.Since(began)
+		if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
 			t.Fatal(err)
 		}
 		if code := m.wait(10 * time.Second); code != -1 {
-			t.Fatalf("kill %d: main-node exited %d before the kill (the run ended too soon):\n%s", i, code, m.log())
+			t.Fatalf("kill %d: main-node exited %d before the kill (the run ended too soon; the window after the first checkpoint was %v):\n%s",
+				i, code, window, m.log())
 		}
 		taken := strings.Count(m.log(), "msg=checkpoint ")
 		out := filepath.Join(work, "resumed"+string(rune('0'+i))+".labels")
@@ -60,7 +79,8 @@ func TestCheckpointKillResume(t *testing.T) {
 			"--json", "--log-level", "info", "--progress", "never")
 		s := finish(t, r)
 		from := r.waitLog(`msg=resuming .* updates=(\d+)`, time.Second)
-		t.Logf("kill %d: killed after %d checkpoints, resumed from update %s, %d components", i, taken, from[1], s.Components)
+		t.Logf("kill %d: killed %v into the stream (it ends %v in at the earliest) after %d checkpoints, resumed from update %s, %d components",
+			i, killedAt.Round(time.Millisecond), earliestEnd.Sub(began), taken, from[1], s.Components)
 		got, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
