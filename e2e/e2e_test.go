@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -284,23 +285,38 @@ func TestWorkerKilled(t *testing.T) {
 
 // TestWorkerKilledReaders: with 2 and 4 parallel readers on a stream
 // file, a worker stopped as soon as it connects (its batches unanswered)
-// and then SIGKILLed loses nothing: its batches are re-sent and the answer
-// is exact.
+// and then SIGKILLed, once it holds all its credits, loses nothing: its
+// batches are re-sent and the answer is exact.
 func TestWorkerKilledReaders(t *testing.T) {
 	skipShort(t)
 	path := kron12(t)
+	const credits = 32
 	for _, readers := range []string{"2", "4"} {
 		t.Run("readers="+readers, func(t *testing.T) {
 			labelsPath := filepath.Join(t.TempDir(), "labels")
 			m, addr := startMain(t, nil, "--stream", path, "--readers", readers, "--expect-workers", "2",
-				"--local-workers", "0", "--batch-factor", "0.5", "--labels", labelsPath)
+				"--local-workers", "0", "--batch-factor", "0.5", "--labels", labelsPath,
+				"--credits", strconv.Itoa(credits), "--metrics-listen", "127.0.0.1:0")
+			metrics := m.waitLog(`msg="metrics listening" addr=(\S+)`, 10*time.Second)[1]
 			victim := startWorker(t, addr, "--name", "victim")
 			startWorker(t, addr, "--name", "survivor")
 			m.waitLog(`msg="workers connected"`, 10*time.Second)
 			if err := victim.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
-			time.Sleep(300 * time.Millisecond)
+			// A fixed 300 ms here was not always enough for a batch to
+			// reach the victim on a loaded machine: wait until the
+			// stopped victim holds every credit, unanswered.
+			checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+				fams, _, err := tryScrape(metrics)
+				if err != nil {
+					return err
+				}
+				if held, _ := value(fams, "sketchcc_credits_in_use", "worker", "victim"); held < credits {
+					return fmt.Errorf("the stopped victim holds %v of its %d credits", held, credits)
+				}
+				return nil
+			})
 			if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
