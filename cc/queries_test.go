@@ -60,8 +60,16 @@ func TestMultiplesEvery852(t *testing.T) {
 			cfg.BatchFactor = bf
 			res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
 			var got []int
+			applied := false
 			for _, r := range res {
 				got = append(got, r.Components)
+				if r.Apply > r.CC {
+					t.Errorf("%+v: %v of the CC time %v spent sketching the re-opened pieces", cfg, r.Apply, r.CC)
+				}
+				applied = applied || r.Apply > 0
+			}
+			if cfg.ApplyPieces && !applied {
+				t.Errorf("%+v: no query timed sketching the re-opened pieces", cfg)
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%+v: components %v, want %v", cfg, got, want)
