@@ -1,8 +1,9 @@
 package cc
 
 import (
+	"slices"
+
 	"sketchcc/dsu"
-	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -43,42 +44,123 @@ import (
 // of a dense stream once its giant component has formed, then costs one
 // load per endpoint instead of two finds (BenchmarkGreedyFollow).
 //
+// The forest is kept as parent pointers of rooted trees, one per vertex,
+// beside the labels: an update inside a set is a forest edge exactly when
+// one endpoint is the other's parent, two loads from arrays the label
+// test has just read at the same indices, with no hash. A forest edge
+// added between two clean sets re-roots the smaller set's tree at its
+// endpoint, a walk no longer than the relabelling that union does anyway.
+//
 // greedyCC is not safe for concurrent use; the ingesting goroutine owns it.
 type greedyCC struct {
-	valid  bool
-	label  []uint32 // by vertex: its set's id, a member
-	next   []uint32 // by vertex: the next member of its set, circular
-	size   []uint32 // by set id: its members
-	sets   int
-	dirty  []bool // by set id
-	dirtyN int    // dirty sets
-	forest edgeSet
+	valid   bool
+	label   []uint32 // by vertex: its set's id, a member
+	next    []uint32 // by vertex: the next member of its set, circular
+	parent  []uint32 // by vertex: its parent in the forest, or noParent at a tree's root
+	size    []uint32 // by set id: its members
+	sets    int
+	dirty   []bool // by set id
+	dirtyN  int    // dirty sets
+	forestN int    // forest edges: vertices with a parent
 	// pieces and finished are start's results, reused by the next start
-	// (a query then writes no freshly mapped memory for them).
+	// (a query then writes no freshly mapped memory for them); rows, adj,
+	// seen and stack are setForest's.
 	pieces   *dsu.DSU
 	finished []bool
+	rows     []uint32
+	adj      []uint32
+	seen     []bool
+	stack    []uint32
 }
+
+// noParent is the parent of a tree's root.
+const noParent = ^uint32(0)
 
 // reset makes the state the answer of a full query: the partition of d
 // and its spanning forest, every set clean.
 func (g *greedyCC) reset(d *dsu.DSU, forest []stream.Edge) {
 	g.fromDSU(d)
-	g.forest.reset(2 * len(forest))
-	for _, e := range forest {
-		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
-	}
+	g.setForest(forest)
 	g.valid = true
 }
 
 // extend makes the state the answer of a query that resumed from start:
-// d is its partition and added the forest edges its Boruvka rounds found;
-// the forest set already holds the edges start returned.
+// d is its partition and added the forest edges its Boruvka rounds found
+// between the pieces start returned.
 func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
 	g.fromDSU(d)
-	for _, e := range added {
-		g.forest.add(sketch.EdgeIndex(e.Src, e.Dst))
+	g.setForest(append(g.edges(), added...))
+}
+
+// setForest makes the forest that of edges (an acyclic edge set; an edge
+// closing a cycle would be left out), rooting each tree at its smallest
+// vertex. It costs O(Vertices + len(edges)) and reuses its buffers.
+func (g *greedyCC) setForest(edges []stream.Edge) {
+	n := len(g.label)
+	if len(g.parent) != n {
+		g.parent, g.seen = make([]uint32, n), make([]bool, n)
+	} else {
+		clear(g.seen)
 	}
-	g.forest.refilter()
+	// Adjacency in compressed rows: start[v] is where v's neighbours
+	// begin in adj, counted into parent meanwhile.
+	deg := g.parent
+	clear(deg)
+	for _, e := range edges {
+		deg[e.Src]++
+		deg[e.Dst]++
+	}
+	g.rows = slices.Grow(g.rows[:0], n+1)[:n+1]
+	start := g.rows
+	start[0] = 0
+	for v := range n {
+		start[v+1] = start[v] + deg[v]
+	}
+	g.adj = slices.Grow(g.adj[:0], 2*len(edges))[:2*len(edges)]
+	fill := deg // reuse: fill[v] counts v's neighbours placed
+	clear(fill)
+	for _, e := range edges {
+		g.adj[start[e.Src]+fill[e.Src]] = e.Dst
+		fill[e.Src]++
+		g.adj[start[e.Dst]+fill[e.Dst]] = e.Src
+		fill[e.Dst]++
+	}
+	for v := range g.parent {
+		g.parent[v] = noParent
+	}
+	g.forestN = 0
+	for r := range uint32(n) {
+		if g.seen[r] {
+			continue
+		}
+		g.seen[r] = true
+		g.stack = append(g.stack[:0], r)
+		for len(g.stack) > 0 {
+			x := g.stack[len(g.stack)-1]
+			g.stack = g.stack[:len(g.stack)-1]
+			for _, y := range g.adj[start[x]:start[x+1]] {
+				if !g.seen[y] {
+					g.seen[y] = true
+					g.parent[y] = x
+					g.forestN++
+					g.stack = append(g.stack, y)
+				}
+			}
+		}
+	}
+}
+
+// link adds the forest edge {x, y} between two trees: it re-roots x's
+// tree at x, reversing the path from x to its root, and hangs it under y.
+func (g *greedyCC) link(x, y uint32) {
+	par := g.parent
+	prev, cur := y, x
+	for cur != noParent {
+		next := par[cur]
+		par[cur] = prev
+		prev, cur = cur, next
+	}
+	g.forestN++
 }
 
 // fromDSU makes the sets those of d, every one clean.
@@ -139,13 +221,13 @@ func (g *greedyCC) labels() []uint32 {
 
 // apply updates the state for us, in order.
 func (g *greedyCC) apply(us []stream.Update) {
-	label := g.label
+	label, parent := g.label, g.parent
 	for i := range us {
 		u, v := us[i].Src, us[i].Dst
 		if lu := label[u]; lu != label[v] {
 			g.join(u, v)
-		} else if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) {
-			g.gone(idx, lu)
+		} else if parent[u] == v || parent[v] == u {
+			g.cut(u, v, lu)
 		}
 	}
 }
@@ -154,7 +236,7 @@ func (g *greedyCC) apply(us []stream.Update) {
 // records, undecoded), in order, up to the first that fails the stream's
 // checks (stream.Reader.BadRecord's), and returns how many it applied.
 func (g *greedyCC) applyRaw(recs []byte) int {
-	label := g.label
+	label, parent := g.label, g.parent
 	n := uint32(len(label))
 	k := len(recs) / stream.RecordBytes
 	for i := range k {
@@ -164,8 +246,8 @@ func (g *greedyCC) applyRaw(recs []byte) int {
 		}
 		if lu := label[u]; lu != label[v] {
 			g.join(u, v)
-		} else if idx := sketch.EdgeIndex(u, v); g.forest.mayHave(idx) {
-			g.gone(idx, lu)
+		} else if parent[u] == v || parent[v] == u {
+			g.cut(u, v, lu)
 		}
 	}
 	return k
@@ -175,11 +257,18 @@ func (g *greedyCC) applyRaw(recs []byte) int {
 func (g *greedyCC) join(u, v uint32) {
 	lu, lv := g.label[u], g.label[v]
 	du, dv := g.dirty[lu], g.dirty[lv]
-	r := g.union(lu, lv)
 	if !du && !dv {
-		g.forest.add(sketch.EdgeIndex(u, v))
+		// Each clean set is one tree: hang the smaller one's under the
+		// other's endpoint.
+		if g.size[lu] <= g.size[lv] {
+			g.link(u, v)
+		} else {
+			g.link(v, u)
+		}
+		g.union(lu, lv)
 		return
 	}
+	r := g.union(lu, lv)
 	if du && dv {
 		g.dirtyN--
 	}
@@ -187,10 +276,16 @@ func (g *greedyCC) join(u, v uint32) {
 	g.dirty[r] = true
 }
 
-// gone applies an update of edge idx inside set l that the forest filter
-// may hold: a forest edge is gone, and its set is dirty.
-func (g *greedyCC) gone(idx uint64, l uint32) {
-	if g.forest.remove(idx) && !g.dirty[l] {
+// cut applies an update of the forest edge {u, v} inside set l: the edge
+// is gone, and its set is dirty.
+func (g *greedyCC) cut(u, v, l uint32) {
+	if g.parent[u] == v {
+		g.parent[u] = noParent
+	} else {
+		g.parent[v] = noParent
+	}
+	g.forestN--
+	if !g.dirty[l] {
 		g.dirty[l] = true
 		g.dirtyN++
 	}
@@ -226,151 +321,11 @@ func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
 // edges returns the forest's edges, each with Src < Dst, in no set order,
 // in a slice with room for a spanning forest's edges (Vertices − 1).
 func (g *greedyCC) edges() []stream.Edge {
-	es := make([]stream.Edge, 0, max(g.forest.n, len(g.label)-1))
-	for _, idx := range g.forest.slots {
-		if idx != 0 {
-			a, b := sketch.EdgeOf(idx)
-			es = append(es, stream.Edge{Src: a, Dst: b})
+	es := make([]stream.Edge, 0, max(g.forestN, len(g.label)-1))
+	for v, p := range g.parent {
+		if p != noParent {
+			es = append(es, stream.Edge{Src: min(uint32(v), p), Dst: max(uint32(v), p)})
 		}
 	}
 	return es
-}
-
-// edgeSet is an open-addressing hash set of non-zero edge indices with
-// linear probing, at most half full: one or two cache lines per lookup,
-// which a Go map does not promise.
-//
-// A bit filter answers most lookups of absent indices (the common case:
-// most updates do not touch the forest) from a table of about 32 bits per
-// slot that stays in the L1 or L2 cache: a clear bit means absent.
-// Removals leave their bits set, so the filter only ever errs towards a
-// probe.
-type edgeSet struct {
-	slots  []uint64 // 0 marks an empty slot
-	n      int
-	shift  uint
-	filter []uint64
-	fshift uint
-	stale  int // removals whose filter bits are still set
-}
-
-// refilter rebuilds the filter once removals have left as many stale bits
-// as there are entries, so that it keeps answering most lookups.
-func (s *edgeSet) refilter() {
-	if s.stale <= s.n {
-		return
-	}
-	clear(s.filter)
-	for _, x := range s.slots {
-		if x != 0 {
-			s.mark(x)
-		}
-	}
-	s.stale = 0
-}
-
-// mayHave reports false only when idx is absent.
-func (s *edgeSet) mayHave(idx uint64) bool {
-	h := (idx * 0xd6e8feb86659fd93) >> s.fshift
-	return s.filter[h>>6]&(1<<(h&63)) != 0
-}
-
-func (s *edgeSet) mark(idx uint64) {
-	h := (idx * 0xd6e8feb86659fd93) >> s.fshift
-	s.filter[h>>6] |= 1 << (h & 63)
-}
-
-func (s *edgeSet) reset(capacity int) {
-	size := 16
-	for size < 2*capacity {
-		size <<= 1
-	}
-	if cap(s.slots) >= size {
-		s.slots = s.slots[:size]
-		clear(s.slots)
-	} else {
-		s.slots = make([]uint64, size)
-	}
-	s.n = 0
-	s.shift = 64
-	for x := size; x > 1; x >>= 1 {
-		s.shift--
-	}
-	// 16 filter bits per slot, at least one word.
-	words := max(1, size/4)
-	if cap(s.filter) >= words {
-		s.filter = s.filter[:words]
-		clear(s.filter)
-	} else {
-		s.filter = make([]uint64, words)
-	}
-	s.fshift = s.shift - 4
-	s.stale = 0
-}
-
-func (s *edgeSet) slot(idx uint64) int {
-	return int((idx * 0x9e3779b97f4a7c15) >> s.shift)
-}
-
-func (s *edgeSet) add(idx uint64) {
-	if 2*(s.n+1) > len(s.slots) {
-		old := s.slots
-		s.slots = nil
-		s.reset(len(old))
-		for _, x := range old {
-			if x != 0 {
-				s.add(x)
-			}
-		}
-	}
-	mask := len(s.slots) - 1
-	for i := s.slot(idx); ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case idx:
-			return
-		case 0:
-			s.slots[i] = idx
-			s.n++
-			s.mark(idx)
-			return
-		}
-	}
-}
-
-func (s *edgeSet) has(idx uint64) bool {
-	mask := len(s.slots) - 1
-	for i := s.slot(idx); ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case idx:
-			return true
-		case 0:
-			return false
-		}
-	}
-}
-
-// remove deletes idx and reports whether it was there. It shifts later
-// entries of the probe run back (no tombstones), so lookups stay short.
-func (s *edgeSet) remove(idx uint64) bool {
-	mask := len(s.slots) - 1
-	i := s.slot(idx)
-	for s.slots[i] != idx {
-		if s.slots[i] == 0 {
-			return false
-		}
-		i = (i + 1) & mask
-	}
-	for j := (i + 1) & mask; s.slots[j] != 0; j = (j + 1) & mask {
-		// The entry at j may move to the hole at i when its home slot k
-		// is not cyclically in (i, j].
-		k := s.slot(s.slots[j])
-		if (j > i && (k <= i || k > j)) || (j < i && k <= i && k > j) {
-			s.slots[i] = s.slots[j]
-			i = j
-		}
-	}
-	s.slots[i] = 0
-	s.n--
-	s.stale++
-	return true
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"sketchcc/dsu"
 	"sketchcc/internal/offline/streamgen"
 	"sketchcc/internal/testgraph"
 	"sketchcc/stream"
@@ -59,8 +60,16 @@ func TestMultiplesEvery852(t *testing.T) {
 			cfg.BatchFactor = bf
 			res := queryAt(t, "../testdata/multiples_graph_1024_stream.data", cfg, at)
 			var got []int
+			applied := false
 			for _, r := range res {
 				got = append(got, r.Components)
+				if r.Apply > r.CC {
+					t.Errorf("%+v: %v of the CC time %v spent sketching the re-opened pieces", cfg, r.Apply, r.CC)
+				}
+				applied = applied || r.Apply > 0
+			}
+			if cfg.ApplyPieces && !applied {
+				t.Errorf("%+v: no query timed sketching the re-opened pieces", cfg)
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%+v: components %v, want %v", cfg, got, want)
@@ -170,38 +179,87 @@ func TestGreedyIllFormedStream(t *testing.T) {
 	t.Logf("%d of %d queries answered greedily, by Query and by Run", greedy, 2*len(at))
 }
 
-// TestEdgeSet checks the greedy shortcut's forest edge set, with adds and
-// removes, against a map.
-func TestEdgeSet(t *testing.T) {
-	var s edgeSet
-	s.reset(4)
-	in := map[uint64]bool{}
-	rng := rand.New(rand.NewPCG(1, 1))
-	for range 20000 {
-		x := rng.Uint64N(3000) + 1
-		if rng.IntN(3) == 0 {
-			if s.remove(x) != in[x] {
-				t.Fatalf("remove(%d) = %v, want %v", x, !in[x], in[x])
-			}
-			delete(in, x)
+// TestGreedyForest drives the greedy state with random updates of a small
+// graph and a query now and then, and checks after each step that its
+// parent-pointer forest is the forest the rules give (kept alongside as a
+// set of edges), acyclic, made of present edges, each tree inside one set,
+// and that the sets hold every component.
+func TestGreedyForest(t *testing.T) {
+	const n = 60
+	rng := rand.New(rand.NewPCG(3, 5))
+	var g greedyCC
+	g.reset(dsu.New(n), nil)
+	present := map[stream.Edge]bool{}
+	forest := map[stream.Edge]bool{}
+	for step := range 20000 {
+		u, v := rng.Uint32N(n), rng.Uint32N(n)
+		if u == v {
 			continue
 		}
-		s.add(x)
-		in[x] = true
-		if rng.IntN(500) == 0 {
-			s.refilter()
+		e := stream.Edge{Src: min(u, v), Dst: max(u, v)}
+		present[e] = !present[e]
+		lu, lv := g.label[u], g.label[v]
+		switch {
+		case lu != lv && !g.dirty[lu] && !g.dirty[lv]:
+			forest[e] = true
+		case lu == lv && forest[e]:
+			delete(forest, e)
+		}
+		g.apply([]stream.Update{{Edge: stream.Edge{Src: u, Dst: v}}})
+		if rng.IntN(300) == 0 {
+			// A query: Boruvka joins the pieces with present edges.
+			d, _, _ := g.start()
+			var added []stream.Edge
+			for x, in := range present {
+				if !in {
+					continue
+				}
+				if _, merged := d.Union(x.Src, x.Dst); merged {
+					added = append(added, x)
+					forest[x] = true
+				}
+			}
+			g.extend(d, added)
+		}
+		checkGreedyForest(t, step, &g, present, forest)
+	}
+}
+
+func checkGreedyForest(t *testing.T, step int, g *greedyCC, present, forest map[stream.Edge]bool) {
+	t.Helper()
+	es := g.edges()
+	if len(es) != len(forest) || g.forestN != len(forest) {
+		t.Fatalf("step %d: %d forest edges listed, %d counted, want %d", step, len(es), g.forestN, len(forest))
+	}
+	for _, e := range es {
+		if !forest[e] || !present[e] {
+			t.Fatalf("step %d: forest edge %v: in the rules' forest %v, present %v", step, e, forest[e], present[e])
+		}
+		if g.label[e.Src] != g.label[e.Dst] {
+			t.Fatalf("step %d: forest edge %v spans two sets", step, e)
 		}
 	}
-	for x := uint64(1); x <= 3100; x++ {
-		if !in[x] && s.has(x) || in[x] && !s.mayHave(x) {
-			t.Fatalf("has(%d) = %v, mayHave %v, want %v", x, s.has(x), s.mayHave(x), in[x])
-		}
-		if s.has(x) != in[x] {
-			t.Fatalf("has(%d) = %v, want %v", x, s.has(x), in[x])
+	for v := range uint32(len(g.parent)) {
+		x, hops := v, 0
+		for g.parent[x] != noParent {
+			if x, hops = g.parent[x], hops+1; hops > len(g.parent) {
+				t.Fatalf("step %d: a cycle of parents through %d", step, v)
+			}
 		}
 	}
-	if s.n != len(in) {
-		t.Fatalf("n = %d, want %d", s.n, len(in))
+	truth := dsu.New(uint32(len(g.label)))
+	for e, in := range present {
+		if in {
+			truth.Union(e.Src, e.Dst)
+			if g.label[e.Src] != g.label[e.Dst] {
+				t.Fatalf("step %d: present edge %v spans two sets", step, e)
+			}
+		}
+	}
+	for v := range uint32(len(g.label)) {
+		if l := g.label[v]; !g.dirty[l] && truth.Find(v) != truth.Find(l) {
+			t.Fatalf("step %d: clean set %d holds %d, outside its component", step, l, v)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -78,6 +79,63 @@ func kron12(t *testing.T) string {
 	}
 	return kronPath
 }
+
+// as733 is the as-733 snapshot series as one stream of differences
+// (testdata/README.md).
+const as733 = "../testdata/as733.bin"
+
+// as733Boundaries returns the update counts at which the as-733 snapshots
+// end, but the last, comma-separated, checking the components union-find
+// finds there against the data README's.
+func as733Boundaries(t *testing.T) string {
+	known := []int{6790, 6794, 6781, 6494, 6490, 4832, 4818, 3331} // data README, "CC over union"
+	var summary struct {
+		Snapshots []struct {
+			AfterUpdates uint64 `json:"after_updates"`
+		} `json:"snapshots"`
+	}
+	b, err := os.ReadFile("../testdata/as733.json")
+	if err == nil {
+		err = json.Unmarshal(b, &summary)
+	}
+	if err != nil || len(summary.Snapshots) != len(known) {
+		t.Fatalf("as733.json: %v, %d snapshots, want %d", err, len(summary.Snapshots), len(known))
+	}
+	var at []string
+	for i, s := range summary.Snapshots {
+		if _, n := truthAfter(t, as733, s.AfterUpdates); n != known[i] {
+			t.Fatalf("as733 snapshot %d: union-find %d components, data README %d", i, n, known[i])
+		}
+		if i < len(known)-1 {
+			at = append(at, strconv.FormatUint(s.AfterUpdates, 10))
+		}
+	}
+	return strings.Join(at, ",")
+}
+
+// erdos returns an Erdős–Rényi stream with deletions (2,000 vertices,
+// density 0.01, 33,041 updates), made once per test binary.
+func erdos(t *testing.T) string {
+	t.Helper()
+	erdosOnce.Do(func() {
+		erdosPath = filepath.Join(bin, "erdos.bin")
+		out, err := exec.Command(filepath.Join(bin, "streamtool"), "gen", "erdos", "--vertices", "2000", "--density", "0.01",
+			"--seed", "5", "--no-cum", "--log-level", "warn", "-o", erdosPath).CombinedOutput()
+		if err != nil {
+			erdosErr = fmt.Errorf("streamtool gen erdos: %v\n%s", err, out)
+		}
+	})
+	if erdosErr != nil {
+		t.Fatal(erdosErr)
+	}
+	return erdosPath
+}
+
+var (
+	erdosOnce sync.Once
+	erdosPath string
+	erdosErr  error
+)
 
 // keyFile writes a fresh cluster key and returns its path.
 func keyFile(t *testing.T) string {
@@ -180,6 +238,12 @@ func TestTwoWorkers(t *testing.T) {
 		{"multiples", func(*testing.T) string { return multiples },
 			[]string{"--batch-factor", "0.05", "--query-at", "852,1704,2556,3408,4260,5112,5964,6816,7668"}},
 		{"kron12", kron12, []string{"--batch-factor", "0.5", "--queries", "8"}},
+		// Its batches are small: ship them all, so that the workers sketch.
+		{"erdos-deletions", erdos, []string{"--batch-factor", "0.02", "--local-cutoff", "-1", "--queries", "12"}},
+		// A query at every snapshot boundary; the data README's counts are
+		// checked against union-find below.
+		{"as733-snapshots", func(*testing.T) string { return as733 },
+			[]string{"--batch-factor", "0.2", "--query-at", as733Boundaries(t)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.stream(t)

@@ -177,6 +177,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return cli.InFormat(ingestAndReport(ctx, c, stdout, stderr), c.logFormat)
+}
+
+// ingestAndReport runs the command as c says, after its flags have been parsed.
+func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {

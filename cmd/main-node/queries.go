@@ -20,11 +20,14 @@ type pointQuery struct{ U, V uint32 }
 
 // queryRecord is one query of the run, as --json prints it.
 type queryRecord struct {
-	AfterUpdates  uint64  `json:"after_updates"`
-	Components    int     `json:"components"`
-	Greedy        bool    `json:"greedy"`
-	FlushSeconds  float64 `json:"flush_seconds"`
-	CCSeconds     float64 `json:"cc_seconds"`
+	AfterUpdates uint64  `json:"after_updates"`
+	Components   int     `json:"components"`
+	Greedy       bool    `json:"greedy"`
+	FlushSeconds float64 `json:"flush_seconds"`
+	CCSeconds    float64 `json:"cc_seconds"`
+	// ApplySeconds is the part of CCSeconds spent sketching the re-opened
+	// components' buffered updates into the sketches.
+	ApplySeconds  float64 `json:"apply_seconds"`
 	TotalSeconds  float64 `json:"total_seconds"`
 	BoruvkaRounds int     `json:"boruvka_rounds"`
 	BoruvkaMerges int     `json:"boruvka_merges"`
@@ -150,7 +153,7 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 	answer := func(res *cc.Result) error {
 		rec := queryRecord{
 			AfterUpdates: res.AfterUpdates, Components: res.Components, Greedy: res.Greedy,
-			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(),
+			FlushSeconds: res.Flush.Seconds(), CCSeconds: res.CC.Seconds(), ApplySeconds: res.Apply.Seconds(),
 			TotalSeconds:  (res.Flush + res.CC).Seconds(),
 			BoruvkaRounds: res.Boruvka.Rounds, BoruvkaMerges: res.Boruvka.Merges, BoruvkaFails: res.Boruvka.Fails,
 			BoruvkaVertices: res.Boruvka.Vertices, BoruvkaReads: res.Boruvka.Reads,

@@ -155,7 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return cli.PrintVersion(stdout, "streamtool")
 	}
 	e := &env{stdout: stdout, stderr: stderr, log: cli.NewLogger(stderr, logFormat, lvl)}
-	return runCommand(ctx, e, fs)
+	return cli.InFormat(runCommand(ctx, e, fs), logFormat)
 }
 
 // printJSON writes v as indented JSON to the command's stdout.

@@ -155,6 +155,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return cli.InFormat(serve(ctx, c, stdout, stderr), c.logFormat)
+}
+
+// serve runs the command as c says, after its flags have been parsed.
+func serve(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 	if c.cpuProfile != "" {
 		f, err := os.Create(c.cpuProfile)

@@ -25,7 +25,8 @@ func Usage(err error) error { return UsageError{err} }
 
 // ExitCode reports err on stderr, prefixed with the command's name, and
 // returns the exit status: 0 for nil, --help or --version, 2 for a UsageError (with a
-// pointer to --help), 1 for anything else.
+// pointer to --help), 1 for anything else. An error marked by InFormat is
+// written as a JSON log record.
 func ExitCode(name string, err error, stderr io.Writer) int {
 	switch {
 	case err == nil || errors.Is(err, pflag.ErrHelp) || errors.Is(err, ErrVersionPrinted):
@@ -33,10 +34,29 @@ func ExitCode(name string, err error, stderr io.Writer) int {
 	case errors.As(err, new(UsageError)):
 		fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", name, err, name)
 		return 2
+	case errors.As(err, new(jsonError)):
+		slog.New(slog.NewJSONHandler(stderr, nil)).Error(name+": error", "err", err.Error())
+		return 1
 	default:
 		fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
 		return 1
 	}
+}
+
+// jsonError is an error that ExitCode reports as a JSON log record.
+type jsonError struct{ error }
+
+func (e jsonError) Unwrap() error { return e.error }
+
+// InFormat marks err, the error a command's run ends with, to be reported
+// by ExitCode in log format f: with LogJSON as one JSON object (level
+// ERROR, msg "NAME: error", err), so that stderr stays all JSON lines for a
+// log collector; otherwise, and for nil, err is returned as it is.
+func InFormat(err error, f LogFormat) error {
+	if err == nil || f != LogJSON {
+		return err
+	}
+	return jsonError{err}
 }
 
 // UsageOutput returns where a command prints its usage for args: stdout
