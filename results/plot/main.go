@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -152,12 +153,28 @@ func median(xys plotter.XYs) plotter.XYs {
 
 func logAxes(p *plot.Plot, x, y bool) {
 	if x {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, roundedLogTicks{}
 	}
 	if y {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, roundedLogTicks{}
 	}
 	p.Add(plotter.NewGrid())
+}
+
+// roundedLogTicks are plot.LogTicks labelled with at most 3 significant
+// digits, so that a power of ten the ticker computed inexactly reads 1e-05,
+// not 9.999999999999999e-06 (and 1000 reads 1000).
+type roundedLogTicks struct{}
+
+func (roundedLogTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.LogTicks{Prec: -1}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			v, _ := strconv.ParseFloat(strconv.FormatFloat(ts[i].Value, 'g', 3, 64), 64)
+			ts[i].Label = strconv.FormatFloat(v, 'g', -1, 64)
+		}
+	}
+	return ts
 }
 
 // Landscape's published scaling (Tench et al., ALENEX 2025): 1.73 M

@@ -111,3 +111,13 @@ func TestLatencyPlotZeroMedian(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRoundedLogTicks: a log axis's labels read as the powers of ten they
+// mark, however inexactly the ticker computed them.
+func TestRoundedLogTicks(t *testing.T) {
+	for _, tk := range (roundedLogTicks{}).Ticks(1e-6, 0.5) {
+		if tk.Label != "" && len(tk.Label) > 6 {
+			t.Errorf("tick %v labelled %q", tk.Value, tk.Label)
+		}
+	}
+}
