@@ -291,6 +291,17 @@ func (d *distributor) dismiss(reason string, err error) {
 	})
 }
 
+// stopReason returns, once stopped is closed, the reason the stop frame
+// gives the worker and the error the connection ends with: errStopped
+// for a plain stop (the writer sends what it holds first), dismiss's for
+// a worker that must go (it is sent nothing more).
+func (d *distributor) stopReason() (string, error) {
+	if d.dismissed.err != nil {
+		return d.dismissed.reason, d.dismissed.err
+	}
+	return "main node done", errStopped
+}
+
 // admit records b as in flight, unless the connection has failed: then b
 // goes back to the pool and admit returns false.
 func (d *distributor) admit(b *pending) bool {
@@ -368,13 +379,11 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		case <-d.failed:
 			return nil // fail has run; its error is kept
 		case <-d.stopped:
-			reason, end := "main node done", errStopped
-			if d.dismissed.err != nil {
-				// The worker must go (Pool.dismiss): tell it why, send
-				// it nothing more.
-				reason, end = d.dismissed.reason, d.dismissed.err
-			} else if err := flush(); err != nil {
-				return err
+			reason, end := d.stopReason()
+			if end == errStopped {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
 			d.conn.SetWriteDeadline(time.Now().Add(min(p.cfg.AnswerTimeout, stopWriteTimeout)))
 			if _, err := fw.write(stopMsg, &stop{Reason: reason}); err != nil {
@@ -450,12 +459,8 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				return err
 			case <-d.stopped:
 				if errors.Is(err, io.EOF) {
-					// The worker closed after our stop: end the
-					// connection as the stop did.
-					if d.dismissed.err != nil {
-						return d.dismissed.err
-					}
-					return errStopped
+					_, end := d.stopReason() // the worker closed after our stop
+					return end
 				}
 			default:
 			}
