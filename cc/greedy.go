@@ -64,9 +64,10 @@ type greedyCC struct {
 	forestN int    // forest edges: vertices with a parent
 	// pieces and finished are start's results, reused by the next start
 	// (a query then writes no freshly mapped memory for them); rows, adj,
-	// seen and stack are setForest's.
+	// seen and stack are setForest's, grown extend's.
 	pieces   *dsu.DSU
 	finished []bool
+	grown    []stream.Edge
 	rows     []uint32
 	adj      []uint32
 	seen     []bool
@@ -89,7 +90,8 @@ func (g *greedyCC) reset(d *dsu.DSU, forest []stream.Edge) {
 // between the pieces start returned.
 func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
 	g.fromDSU(d)
-	g.setForest(append(g.edges(), added...))
+	g.grown = append(g.appendEdges(g.grown[:0]), added...)
+	g.setForest(g.grown)
 }
 
 // setForest makes the forest that of edges (an acyclic edge set; an edge
@@ -321,7 +323,11 @@ func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
 // edges returns the forest's edges, each with Src < Dst, in no set order,
 // in a slice with room for a spanning forest's edges (Vertices − 1).
 func (g *greedyCC) edges() []stream.Edge {
-	es := make([]stream.Edge, 0, max(g.forestN, len(g.label)-1))
+	return g.appendEdges(make([]stream.Edge, 0, max(g.forestN, len(g.label)-1)))
+}
+
+// appendEdges appends the forest's edges to es, as edges lists them.
+func (g *greedyCC) appendEdges(es []stream.Edge) []stream.Edge {
 	for v, p := range g.parent {
 		if p != noParent {
 			es = append(es, stream.Edge{Src: min(uint32(v), p), Dst: max(uint32(v), p)})
