@@ -11,6 +11,7 @@ import (
 
 	"sketchcc/internal/offline/replay"
 	"sketchcc/internal/offline/streamgen"
+	"sketchcc/internal/testgraph"
 	"sketchcc/stream"
 )
 
@@ -139,7 +140,7 @@ func mustHeader(t *testing.T, path string) stream.Header {
 // over that prefix and the per-snapshot "CC over union" column of
 // ../shared/data/README.md. Ingestion resumes after each query.
 func TestAs733Snapshots(t *testing.T) {
-	known := []int{6790, 6794, 6781, 6494, 6490, 4832, 4818, 3331} // data README
+	known := testgraph.As733Components
 	var summary struct {
 		Snapshots []struct {
 			AfterUpdates uint64 `json:"after_updates"`

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"sketchcc/distributor"
+	"sketchcc/internal/testgraph"
 )
 
 func TestMain(m *testing.M) {
@@ -88,7 +89,7 @@ const as733 = "../testdata/as733.bin"
 // end, but the last, comma-separated, checking the components union-find
 // finds there against the data README's.
 func as733Boundaries(t *testing.T) string {
-	known := []int{6790, 6794, 6781, 6494, 6490, 4832, 4818, 3331} // data README, "CC over union"
+	known := testgraph.As733Components
 	var summary struct {
 		Snapshots []struct {
 			AfterUpdates uint64 `json:"after_updates"`

@@ -61,3 +61,9 @@ func RandomStream(tb testing.TB, vertices uint32, n int) []byte {
 	WriteRandomUpdates(tb, &buf, vertices, n, 1, false)
 	return buf.Bytes()
 }
+
+// As733Components is the number of connected components after each
+// snapshot of testdata/as733.bin, the "CC over union" column of the data
+// README (../shared/data/README.md): the ground truth the as-733 tests
+// check union-find and the engine against.
+var As733Components = []int{6790, 6794, 6781, 6494, 6490, 4832, 4818, 3331}
