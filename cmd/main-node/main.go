@@ -181,7 +181,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // ingestAndReport runs the command as c says, after its flags have been parsed.
-func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
+func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) error {
+	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {

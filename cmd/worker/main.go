@@ -159,7 +159,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // serve runs the command as c says, after its flags have been parsed.
-func serve(ctx context.Context, c config, stdout, stderr io.Writer) (err error) {
+func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
+	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 	if c.cpuProfile != "" {
 		f, err := os.Create(c.cpuProfile)
