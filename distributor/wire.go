@@ -398,6 +398,14 @@ func (dc *deltaCodec) parse(b []byte) (v uint32, rest []byte, err error) {
 	return uint32(x), b[pos+need:], nil
 }
 
+// peek returns the vertex of the delta at the front of b, without checking
+// the rest of it, and whether b starts with a vertex in range: the reader
+// prefetches that vertex's sketch while it merges the delta before.
+func (dc *deltaCodec) peek(b []byte) (uint32, bool) {
+	x, k := binary.Uvarint(b)
+	return uint32(x), k > 0 && x < uint64(dc.vertices)
+}
+
 // xorInto XORs the delta the last parse kept into dst, a vertex's sketch
 // (BucketsPerVertex buckets), touching only the buckets the delta has:
 // the main node merges a remote delta with it, under the vertex's lock.

@@ -204,8 +204,13 @@ func TestDeltaCodecRoundTrip(t *testing.T) {
 		}
 		rest := b
 		for i, w := range want {
-			_, rest, err = dc.decode(got, rest)
+			pv, pok := dc.peek(rest)
+			var v uint32
+			v, rest, err = dc.decode(got, rest)
 			requireNoError(t, err)
+			if !pok || pv != v {
+				t.Fatalf("V=%d delta %d: peek = %d, %v; parse says vertex %d", vertices, i, pv, pok, v)
+			}
 			if !slices.Equal(got, w) {
 				t.Fatalf("V=%d delta %d: decoded differs", vertices, i)
 			}
@@ -258,6 +263,13 @@ func TestDeltaCodec_Failure(t *testing.T) {
 		}
 	}
 	cat := func(bs ...[]byte) []byte { return slices.Concat(bs...) }
+	// peek, which picks the sketch to prefetch, refuses what parse
+	// refuses for the vertex.
+	for _, b := range [][]byte{nil, {16}, {0x80}, {0x90, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}} {
+		if v, ok := dc.peek(b); ok {
+			t.Errorf("peek(%x) = %d, true; want false (16 vertices)", b, v)
+		}
+	}
 	f("empty", nil, "delta vertex")
 	f("vertex out of range", []byte{16}, "delta vertex 16")
 	f("no flag", []byte{3}, "bad deterministic-bucket flag")
@@ -388,7 +400,8 @@ func BenchmarkWire(b *testing.B) {
 		// op=delta-merge is what the main node does with a delta: XOR it
 		// into its vertex's sketch in a table of the graph's size.
 		// codec=compact merges straight from the frame, only the delta's
-		// buckets (xorInto); codec=compact-full decodes it into a whole
+		// buckets (xorInto), with the next delta's sketch prefetched as
+		// the reader does; codec=compact-full decodes it into a whole
 		// sketch first and merges every bucket.
 		// Each pass merges into other vertices' sketches, all over the
 		// table, as a stream's deltas do.
@@ -404,6 +417,9 @@ func BenchmarkWire(b *testing.B) {
 				for range bs {
 					var v uint32
 					v, rest, _ = dc.parse(rest)
+					if w, ok := dc.peek(rest); ok {
+						table.Prefetch((w + shift) % g.vertices)
+					}
 					dc.xorInto(table.Sketch((v + shift) % g.vertices))
 				}
 				shift += 7919

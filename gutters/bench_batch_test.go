@@ -35,6 +35,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 				us[i] = stream.Update{Edge: edge(s, d)}
 			}
 			g := newGutters(b, Config{Vertices: bc.vertices, BatchUpdates: bc.batch, QueueBatches: 16})
+			g.AdviseHugePages()
 			var wg sync.WaitGroup
 			wg.Go(func() {
 				for bt := range g.Batches() {
@@ -42,6 +43,9 @@ func BenchmarkInsertBatch(b *testing.B) {
 				}
 			})
 			const chunk = 12 << 10
+			for lo := 0; lo+chunk <= len(us); lo += chunk {
+				g.InsertBatch(us[lo : lo+chunk])
+			}
 			b.SetBytes(chunk * stream.RecordBytes)
 			b.ReportAllocs()
 			i := 0

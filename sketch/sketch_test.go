@@ -160,3 +160,21 @@ func TestSample_OutOfColumns(t *testing.T) {
 		t.Errorf("last column: %v, %v", r, err)
 	}
 }
+
+// TestTablePrefetch: Prefetch reads and writes nothing, for every vertex
+// up to the last one of the table.
+func TestTablePrefetch(t *testing.T) {
+	p, err := NewParams(1000, 1, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := NewTable(p)
+	tab.ApplyBatch(999, []uint32{1, 2, 3})
+	before := slices.Clone(tab.Sketch(999))
+	for v := range uint32(1000) {
+		tab.Prefetch(v)
+	}
+	if !slices.Equal(tab.Sketch(999), before) {
+		t.Error("Prefetch changed the last vertex's sketch")
+	}
+}

@@ -1,0 +1,5 @@
+//go:build purego || !amd64
+
+package sketch
+
+func prefetch(p *Bucket, n int) {}
