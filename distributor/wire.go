@@ -101,12 +101,21 @@ func (e *batchEncoder) appendFromBits(dst []byte, neighbors []uint32) ([]byte, i
 	if e.bits == nil {
 		e.bits = make([]uint64, (uint64(e.vertices)+63)/64)
 	}
-	lo, hi := neighbors[0], neighbors[0]
 	b := e.bits
-	for _, u := range neighbors {
-		b[u/64] ^= 1 << (u % 64)
-		lo = min(lo, u)
-		hi = max(hi, u)
+	lo, hi := uint32(0), e.vertices-1
+	if len(b) <= 2*len(neighbors) {
+		// Dense: the scans below cover nearly every word anyway, so
+		// the toggles skip tracking the smallest and largest id.
+		for _, u := range neighbors {
+			b[u/64] ^= 1 << (u % 64)
+		}
+	} else {
+		lo, hi = neighbors[0], neighbors[0]
+		for _, u := range neighbors {
+			b[u/64] ^= 1 << (u % 64)
+			lo = min(lo, u)
+			hi = max(hi, u)
+		}
 	}
 	words := b[lo/64 : hi/64+1]
 	defer clear(words)
