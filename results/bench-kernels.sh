@@ -67,12 +67,12 @@ stat() { "$benchstat" -ignore sketch-kernel "$@"; }
 	echo "  index-updates/cpu-s divides by the benchmark thread's CPU time, so waiting for a core does not count;"
 	echo "  index-updates/s is wall time. Kernels on this CPU: $kernels."
 	echo
-	echo "## AVX-512: base kernel (splitmix64 columns, VPMULLQ) vs new (VPMULUDQ columns)"
+	echo "## AVX-512: the base's kernel vs this tree's"
 	echo '```'
 	stat base="$tmp/base-avx512.txt" new="$tmp/new-avx512.txt" 2>&1 || true
 	echo '```'
 	echo
-	echo "## What a CPU without AVX-512 ran before (the Go loop) vs the AVX2 kernel"
+	echo "## What a CPU without AVX-512 runs: the base's Go loop vs this tree's AVX2 kernel"
 	echo '```'
 	stat base-portable="$tmp/base-portable.txt" new-avx2="$tmp/new-avx2.txt" 2>&1 || true
 	echo '```'
