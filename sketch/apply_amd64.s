@@ -90,11 +90,11 @@
 // sketch 2.5 times slower. Other counts take a loop over the layout in
 // memory.
 //
-// The register paths also compute the per-index values (edge index,
-// checksum, key: two splitmix64 finalizers) for eight ids at once in zmm
-// lanes (BLOCK8, with VPMULLQ), then take them one lane at a time, instead
-// of about 36 scalar instructions per index (NEXT_INDEX, still used for
-// the last n mod 8 ids and by the memory path).
+// Every path computes the per-index values (edge index, checksum, key:
+// two splitmix64 finalizers) for eight ids at once in zmm lanes (BLOCK8,
+// with VPMULLQ), then takes them one lane at a time, instead of about 36
+// scalar instructions per index (NEXT_INDEX, still used for the last
+// n mod 8 ids).
 //
 // Frame: 4096+192 bytes, in which R14 points to the 64 bytes that hold
 // the bucket byte offsets of the current group, at offset slot modulo
@@ -187,6 +187,19 @@ check: \
 	VPADDQ Z19, Z23, Z18 \
 	MIX64V(Z18, Z2)
 
+// BLOCK_SETUP broadcasts what BLOCK8 needs: v (R8) in Z21, seed0 (R9) in
+// Z22, seedK in Z23 and the finalizer's multipliers in Z24 and Z25.
+// Clobbers AX.
+#define BLOCK_SETUP \
+	VPBROADCASTQ R8, Z21 \
+	VPBROADCASTQ R9, Z22 \
+	MOVQ seedK+40(FP), AX \
+	VPBROADCASTQ AX, Z23 \
+	MOVQ $0xbf58476d1ce4e5b9, AX \
+	VPBROADCASTQ AX, Z24 \
+	MOVQ $0x94d049bb133111eb, AX \
+	VPBROADCASTQ AX, Z25
+
 // LANE_INDEX takes lane 0 of a block: the key broadcast in Z0 and X3 =
 // (idx, g), XORed into the deterministic bucket s[0] at DI; then it
 // rotates the block's registers by one lane. Clobbers X4.
@@ -227,16 +240,9 @@ load3:
 	LOAD_GROUP(2, Z8, Z12, Z16)
 	LOAD_GROUP(1, Z7, Z11, Z15)
 	LOAD_GROUP(0, Z6, Z10, Z14)
-	// The register paths take the ids eight at a time (BLOCK8), then
-	// the last few one at a time.
-	VPBROADCASTQ R8, Z21
-	VPBROADCASTQ R9, Z22
-	MOVQ seedK+40(FP), AX
-	VPBROADCASTQ AX, Z23
-	MOVQ $0xbf58476d1ce4e5b9, AX
-	VPBROADCASTQ AX, Z24
-	MOVQ $0x94d049bb133111eb, AX
-	VPBROADCASTQ AX, Z25
+	// Every path takes the ids eight at a time (BLOCK8), then the last
+	// few one at a time.
+	BLOCK_SETUP
 	CMPQ R13, $3
 	JEQ block3
 
@@ -300,6 +306,30 @@ index3:
 memory:
 	IMULQ $192, R13
 	ADDQ R10, R13 // end of the layout
+	BLOCK_SETUP
+
+memblock:
+	CMPQ CX, $8
+	JLO memindex
+	BLOCK8
+	MOVQ $8, R12
+
+memlane:
+	LANE_INDEX
+	MOVQ R10, DX
+
+memlanegroup:
+	VMOVDQU64 64(DX), Z5
+	GROUP((DX), 128(DX), Z5)
+	ADDQ $192, DX
+	CMPQ DX, R13
+	JLO memlanegroup
+	DECQ R12
+	JNZ memlane
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ memblock
+	JMP done
 
 memindex:
 	NEXT_INDEX
