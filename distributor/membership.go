@@ -431,7 +431,8 @@ func (d *metaDelegate) MergeRemoteState(buf []byte, join bool)     {}
 // passes at one level, the level of their "[ERR]"-style prefix. A line
 // that says a peer uses another cluster key goes to keyMismatch instead,
 // and to the log at debug; so do the write errors on a closed socket that
-// Shutdown causes.
+// Shutdown causes. A failed push/pull with a peer is a warning: it is how
+// a dead peer first shows, before the failure detector declares it.
 type levelHandler struct {
 	h           slog.Handler
 	keyMismatch func(msg string)
@@ -460,6 +461,11 @@ func (l levelHandler) Handle(ctx context.Context, r slog.Record) error {
 		// memberlist's gossip and probe goroutines write on the socket
 		// that Shutdown has just closed: the normal end of a node.
 		level = slog.LevelDebug
+	case level >= slog.LevelError && strings.HasPrefix(msg, "memberlist: Push/Pull with "):
+		// The periodic state exchange met a peer that has just died
+		// (SIGKILL, a lost host): the failure detector will declare it,
+		// and nothing is wrong with this node.
+		level = slog.LevelWarn
 	}
 	if !l.h.Enabled(ctx, level) {
 		return nil

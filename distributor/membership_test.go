@@ -3,6 +3,7 @@ package distributor
 import (
 	"bytes"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,45 @@ func TestMembershipAdvertiseHost(t *testing.T) {
 	}
 	if ev := nextEvent(t, main); ev.Kind != Joined || ev.Meta.Name != "w" {
 		t.Fatalf("main node saw %+v, want w joined", ev)
+	}
+}
+
+// TestMemberlistLogLevels: memberlist's log lines reach the log at the
+// level of their prefix, a failed push/pull with a dead peer as a warning,
+// the writes on a socket Shutdown closed at debug (hidden here), and a
+// key mismatch at the callback instead.
+func TestMemberlistLogLevels(t *testing.T) {
+	var b bytes.Buffer
+	var mismatches []string
+	h := levelHandler{
+		h:           slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelInfo}),
+		keyMismatch: func(msg string) { mismatches = append(mismatches, msg) },
+	}
+	l := slog.NewLogLogger(h, slog.LevelDebug)
+	l.Print("[ERR] memberlist: Push/Pull with w1 failed: dial tcp 127.0.0.1:7946: connect: connection refused")
+	l.Print("[ERR] memberlist: Failed to receive: EOF")
+	l.Print("[WARN] memberlist: Refuting a suspect message (from: w2)")
+	l.Print("[INFO] memberlist: Marking w1 as failed, suspect timeout reached")
+	l.Print("[ERR] memberlist: Failed to send gossip to 127.0.0.1:7946: write udp: use of closed network connection")
+	l.Print("[DEBUG] memberlist: Stream connection from=127.0.0.1:5000")
+	l.Print("[ERR] memberlist: Failed to decrypt packet: No installed keys could decrypt the message")
+	out := b.String()
+	for _, want := range []string{
+		`level=WARN msg="memberlist: Push/Pull with w1 failed`,
+		`level=ERROR msg="memberlist: Failed to receive: EOF"`,
+		`level=WARN msg="memberlist: Refuting a suspect message`,
+		`level=INFO msg="memberlist: Marking w1 as failed`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+	for _, hidden := range []string{"closed network connection", "Stream connection", "decrypt"} {
+		if strings.Contains(out, hidden) {
+			t.Errorf("log shows %q at info:\n%s", hidden, out)
+		}
+	}
+	if len(mismatches) != 1 {
+		t.Errorf("key mismatches reported: %q, want the decrypt line", mismatches)
 	}
 }

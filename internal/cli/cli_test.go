@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -60,13 +61,14 @@ func TestLogFormat(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	NewLogger(&b, LogJSON, slog.LevelInfo).Info("worker joined", "worker", "w1", "addr", "10.0.0.2:7947")
+	NewLogger(&b, LogJSON, slog.LevelInfo).Info("worker joined", "worker", "w1", "addr", "10.0.0.2:7947",
+		"every", 1500*time.Millisecond)
 	NewLogger(&b, LogJSON, slog.LevelInfo).Debug("hidden")
 	var rec map[string]any
 	if err := json.Unmarshal(b.Bytes(), &rec); err != nil {
 		t.Fatalf("json log line %q: %v", b.String(), err)
 	}
-	if rec["msg"] != "worker joined" || rec["worker"] != "w1" || rec["level"] != "INFO" {
+	if rec["msg"] != "worker joined" || rec["worker"] != "w1" || rec["level"] != "INFO" || rec["every"] != "1.5s" {
 		t.Errorf("json log record %v", rec)
 	}
 	b.Reset()

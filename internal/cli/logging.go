@@ -39,11 +39,21 @@ func LogFormatVar(fs *pflag.FlagSet, f *LogFormat) {
 // NewLogger returns the logger a command passes to the libraries: records
 // at level and above, written to w in format f (text when f is empty).
 // The keys are those of the libraries (worker, addr, batches, err, …);
-// the json form adds time, level and msg.
+// the json form adds time, level and msg, and writes durations as the
+// text form does ("1.5s"), not as integer nanoseconds.
 func NewLogger(w io.Writer, f LogFormat, level slog.Leveler) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if f == LogJSON {
+		opts.ReplaceAttr = durationText
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// durationText renders a duration attribute as time.Duration.String.
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
