@@ -494,8 +494,8 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			return fmt.Errorf("cannot read deltas from %s: %w", d.addr, err)
 		}
 		// Each delta's sketch is prefetched while the delta before it
-		// merges: a merge then waits for one line of a cold sketch at a
-		// time no more (BenchmarkWire op=delta-merge).
+		// merges, so that a merge no longer waits for a cold sketch one
+		// line at a time (BenchmarkWire op=delta-merge).
 		table := p.st.Table()
 		if w, ok := dc.peek(payload); ok {
 			table.Prefetch(w)

@@ -20,8 +20,9 @@ var pipelineGeometries = []struct {
 
 // BenchmarkInsertBatch inserts 12 Ki-update chunks, as the ingestion
 // pipeline does, into gutters sized as main-node sizes them (sketch bytes
-// per vertex / 4 ids): at V = 2^17 the slab is 1.7 GB and nearly every
-// append misses the caches.
+// per vertex / 4 ids), with huge pages advised and the slab faulted in
+// first, as in the pipeline: at V = 2^17 the slab is 1.7 GB and nearly
+// every append misses the caches.
 func BenchmarkInsertBatch(b *testing.B) {
 	for _, bc := range pipelineGeometries {
 		b.Run(bc.name, func(b *testing.B) {
