@@ -130,15 +130,15 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 				}
 				return st, fmt.Errorf("interrupted after %d of %d updates; no answer", done, total)
 			}
-			return st, fmt.Errorf("after %d updates: %w", done, err)
+			return st, fmt.Errorf("after %s: %w", stream.UpdateCount(done), err)
 		}
 		if n != want {
-			return st, fmt.Errorf("%s: stream ended after %d updates, header promises %d", s.Name, done, total)
+			return st, fmt.Errorf("%s: stream ended after %s, header promises %d", s.Name, stream.UpdateCount(done), total)
 		}
 		res, err := r.Query(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return st, fmt.Errorf("interrupted during the query after %d updates; no answer", done)
+				return st, fmt.Errorf("interrupted during the query after %s; no answer", stream.UpdateCount(done))
 			}
 			return st, fmt.Errorf("query: %w", err)
 		}
@@ -161,7 +161,7 @@ func (r *Room) checkpoint(ctx context.Context, s Schedule, st *RunStats) error {
 	}
 	st.Checkpointing += time.Since(t0)
 	if err != nil {
-		return fmt.Errorf("checkpoint after %d updates: %w", r.updates, err)
+		return fmt.Errorf("checkpoint after %s: %w", stream.UpdateCount(r.updates), err)
 	}
 	st.Checkpoints++
 	return nil

@@ -82,7 +82,7 @@ func checkHeader(h Header, name string) error {
 	// promises, fits an int64.
 	if h.Updates > (math.MaxInt64-HeaderBytes)/RecordBytes {
 		return &FormatError{Name: name, Index: -1, Err: ErrTruncated,
-			Detail: fmt.Sprintf("header promises %d updates, more than 2^63 bytes", h.Updates)}
+			Detail: fmt.Sprintf("header promises %s, more than 2^63 bytes", UpdateCount(h.Updates))}
 	}
 	return nil
 }
@@ -266,7 +266,7 @@ func (r *Reader) atEnd() {
 	switch {
 	case n > 0:
 		r.err = &FormatError{Name: r.name, Index: int64(r.limit), Offset: RecordOffset(r.limit),
-			Err: ErrTrailing, Detail: fmt.Sprintf("header promises %d updates", r.h.Updates)}
+			Err: ErrTrailing, Detail: "header promises " + UpdateCount(r.h.Updates)}
 	case err == io.EOF:
 		r.err = io.EOF
 	default:
@@ -312,7 +312,7 @@ func (r *Reader) fill() {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
 		r.pending = &FormatError{Name: r.name, Index: int64(bad), Offset: RecordOffset(bad),
 			Err:    truncatedEOF,
-			Detail: fmt.Sprintf("header promises %d updates", r.h.Updates)}
+			Detail: "header promises " + UpdateCount(r.h.Updates)}
 		return
 	}
 	r.pending = fmt.Errorf("stream: %scannot read update %d at byte offset %d: %w",
@@ -373,12 +373,15 @@ func Open(path string) (*File, error) {
 		want := RecordOffset(h.Updates)
 		if size := fi.Size(); size != want {
 			f.Close()
-			e := &FormatError{Name: path, Index: -1, Err: ErrTruncated}
+			// The update where the file departs from its header: the
+			// first one cut short, or the first past the promised count.
+			k := uint64(size-HeaderBytes) / RecordBytes
+			e := &FormatError{Name: path, Index: int64(k), Offset: RecordOffset(k), Err: ErrTruncated}
 			if size > want {
-				e.Err = ErrTrailing
+				e.Index, e.Offset, e.Err = int64(h.Updates), want, ErrTrailing
 			}
-			e.Detail = fmt.Sprintf("file is %d bytes, header promises %d updates = %d bytes",
-				size, h.Updates, want)
+			e.Detail = fmt.Sprintf("file is %d bytes, header promises %s = %d bytes",
+				size, UpdateCount(h.Updates), want)
 			return nil, e
 		}
 		// Advice only; a failure changes nothing but speed.

@@ -67,7 +67,14 @@ func TestBinaryCases(t *testing.T) {
 				if f != nil {
 					t.Fatalf("Open returned a File and %v", err)
 				}
-				checkFormatError(t, err, c.openErr, where{index: -1, offset: 0}, path)
+				// A whole header and the wrong size: Open names the first
+				// update cut short, or the first past the promised count,
+				// as a read would.
+				openAt := where{index: -1, offset: 0}
+				if c.index >= 0 {
+					openAt = at
+				}
+				checkFormatError(t, err, c.openErr, openAt, path)
 				if errors.Is(c.openErr, ErrTruncated) || errors.Is(c.openErr, ErrTrailing) {
 					// Both sizes, so the operator sees by how much.
 					if size := fmt.Sprintf("file is %d bytes", len(data)); !strings.Contains(err.Error(), size) {
@@ -75,7 +82,7 @@ func TestBinaryCases(t *testing.T) {
 					}
 					promised := "more than 2^63 bytes"
 					if h := DecodeHeader(data); h.Updates <= maxUpdates {
-						promised = fmt.Sprintf("%d updates = %d bytes", h.Updates, RecordOffset(h.Updates))
+						promised = fmt.Sprintf("%s = %d bytes", UpdateCount(h.Updates), RecordOffset(h.Updates))
 					}
 					if !strings.Contains(err.Error(), promised) {
 						t.Errorf("message %q does not say %q", err, promised)

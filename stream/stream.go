@@ -3,6 +3,7 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // HeaderBytes is the size of the binary header: Vertices uint32 then
@@ -134,6 +135,14 @@ func (e *FormatError) Unwrap() error { return e.Err }
 
 // RecordOffset returns the byte offset of binary record i.
 func RecordOffset(i uint64) int64 { return HeaderBytes + int64(i)*RecordBytes }
+
+// UpdateCount returns "1 update" or "n updates", for messages.
+func UpdateCount(n uint64) string {
+	if n == 1 {
+		return "1 update"
+	}
+	return strconv.FormatUint(n, 10) + " updates"
+}
 
 // Source is what the ingestion pipeline reads from: a binary Reader or a
 // TextReader.

@@ -236,13 +236,13 @@ func (t *TextReader) one() (Update, error) {
 	if !ok {
 		if t.next < t.h.Updates {
 			return Update{}, &FormatError{Name: t.name, Index: idx, Line: t.line + 1, Err: truncatedEOF,
-				Detail: fmt.Sprintf("the input ends after line %d; the header promises %d updates", t.line, t.h.Updates)}
+				Detail: fmt.Sprintf("the input ends after line %d; the header promises %s", t.line, UpdateCount(t.h.Updates))}
 		}
 		return Update{}, io.EOF
 	}
 	if t.next >= t.h.Updates {
 		return Update{}, &FormatError{Name: t.name, Index: idx, Line: t.line, Err: ErrTrailing,
-			Detail: fmt.Sprintf("header promises %d updates", t.h.Updates)}
+			Detail: "header promises " + UpdateCount(t.h.Updates)}
 	}
 	if t.auto {
 		t.typed, t.auto = len(f) == 3, false

@@ -276,13 +276,13 @@ func TestValidate(t *testing.T) {
 	tests := []struct {
 		name  string
 		data  []byte
-		index int64 // -1: no index (a header or size problem)
+		index int64 // -1: no index (a header problem)
 		want  string
 	}{
 		{"duplicate insert", encode(t, 4, ins(0, 1), ins(2, 3), ins(1, 0)), 2, "present"},
 		{"absent delete", encode(t, 4, ins(0, 1), del(2, 3)), 1, "absent"},
-		{"truncated", good[:len(good)-3], -1, "truncated"},
-		{"trailing", append(slices.Clone(good), 0), -1, "more data"},
+		{"truncated", good[:len(good)-3], 3, "truncated"},           // the update cut short
+		{"trailing", append(slices.Clone(good), 0), 4, "more data"}, // the first past the count
 		{"bad type", func() []byte { b := slices.Clone(good); b[12+9] = 7; return b }(), 1, "type"},
 		{"out of range", func() []byte { b := slices.Clone(good); b[12+9+5] = 9; return b }(), 1, "out of range"},
 		{"partial header", good[:7], -1, "header"},
