@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"sketchcc/sketch"
 )
 
 func TestVersionLine(t *testing.T) {
@@ -75,5 +77,29 @@ func TestLogFormat(t *testing.T) {
 	NewLogger(&b, LogText, slog.LevelInfo).Info("worker left", "worker", "w1")
 	if s := b.String(); !strings.Contains(s, `msg="worker left" worker=w1`) {
 		t.Errorf("text log line %q", s)
+	}
+}
+
+// TestKernelFlag: --sketch-kernel takes the kernel names, refuses an
+// unknown one and an empty value (which the sketch package would read as
+// auto), and sets the process's kernel.
+func TestKernelFlag(t *testing.T) {
+	defer sketch.SetKernel("auto")
+	parse := func(args ...string) error {
+		fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+		fs.SetOutput(new(bytes.Buffer))
+		KernelVar(fs)
+		return fs.Parse(args)
+	}
+	if err := parse("--sketch-kernel", "portable"); err != nil || sketch.Kernel() != "portable" {
+		t.Errorf("portable: %v, kernel %s", err, sketch.Kernel())
+	}
+	for _, bad := range []string{"", "avx-512", "AUTO"} {
+		if err := parse("--sketch-kernel", bad); err == nil || !strings.Contains(err.Error(), "want auto, avx512, avx2 or portable") {
+			t.Errorf("--sketch-kernel %q: %v", bad, err)
+		}
+	}
+	if sketch.Kernel() != "portable" {
+		t.Errorf("a refused value changed the kernel to %s", sketch.Kernel())
 	}
 }

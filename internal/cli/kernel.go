@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -13,9 +14,14 @@ import (
 // usage error.
 type kernelValue struct{}
 
-func (kernelValue) String() string     { return "auto" }
-func (kernelValue) Set(s string) error { return sketch.SetKernel(s) }
-func (kernelValue) Type() string       { return "string" }
+func (kernelValue) String() string { return "auto" }
+func (kernelValue) Set(s string) error {
+	if s == "" { // SetKernel reads "" as auto; on a command line it is a slip
+		return errors.New("empty; want auto, avx512, avx2 or portable")
+	}
+	return sketch.SetKernel(s)
+}
+func (kernelValue) Type() string { return "string" }
 
 // KernelVar defines the --sketch-kernel flag on fs: auto (the fastest this
 // CPU has), avx512, avx2 or portable. Parsing it sets the kernel for the
