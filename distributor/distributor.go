@@ -163,7 +163,7 @@ func (d *distributor) run() {
 	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.params).maxBytes())
 	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
 	d.workerMaxFrame = res.maxFrameBytes
-	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "frame_bytes", d.frameBytes)
+	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "batch_frame_bytes", d.frameBytes)
 	d.st.up.Store(true)
 	d.st.connected.Store(true)
 	d.p.setActive(+1)

@@ -337,7 +337,7 @@ func (w *Worker) serveConn(c net.Conn) {
 	}
 	c.SetDeadline(time.Time{})
 	log.Info("main node connected", "vertices", p.Vertices(), "threads", w.cfg.Threads,
-		"frame_bytes", min(w.cfg.FrameBytes, terms.maxFrameBytes))
+		"delta_frame_bytes", min(w.cfg.FrameBytes, terms.maxFrameBytes))
 	fr.maxHeader = maxHeaderBytes
 	fr.maxPayload = min(w.cfg.MaxFrameBytes, maxFrameBatches*maxBatchBytes(maxBatch))
 

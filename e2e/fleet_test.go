@@ -550,7 +550,7 @@ func TestWorkerSmallFrames(t *testing.T) {
 		s := finish(t, m)
 		checkTruth(t, s, path, labelsPath)
 		checkCounters(t, s)
-		m.waitLog(`msg="worker connected" .*worker=small .*frame_bytes=65536`, time.Second)
+		m.waitLog(`msg="worker connected" .*worker=small .*batch_frame_bytes=65536`, time.Second)
 		if len(s.Workers) != 1 || len(s.Workers[0].Connections) != 1 || s.Workers[0].LastError != "" ||
 			s.BatchesResent != 0 || s.Workers[0].DeltasMerged == 0 {
 			t.Errorf("want one connection that carried the run and never dropped: %+v", s.Workers)
