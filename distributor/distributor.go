@@ -10,8 +10,6 @@ import (
 	"runtime/pprof"
 	"sync"
 	"time"
-
-	"sketchcc/gutters"
 )
 
 // distributor ships batches to one worker over one connection: its
@@ -324,8 +322,6 @@ func (d *distributor) admit(b *pending) bool {
 func (d *distributor) writeBatches(fw *frameWriter) error {
 	p := d.p
 	credits := p.cfg.Credits
-	batches := p.gut.Batches()
-	enc := newBatchEncoder(p.params.Vertices())
 	var (
 		frame   []*pending
 		entries []batchEntry
@@ -369,10 +365,9 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		return nil
 	}
 	for {
-		var fresh <-chan gutters.Batch
-		var again <-chan *pending
+		var fresh, again <-chan *pending
 		if credits > 0 {
-			fresh, again = batches, p.retry
+			fresh, again = p.encoded, p.retry
 		}
 		var b *pending
 		select {
@@ -399,14 +394,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 			}
 			continue
 		case b = <-again:
-		case gb, ok := <-fresh:
-			if !ok {
-				batches = nil
-				continue
-			}
-			if b = p.take(gb, enc); b == nil {
-				continue // sketched here: under the local cutoff
-			}
+		case b = <-fresh:
 		}
 		if encoded+len(b.enc) > d.workerMaxFrame || 4*(ids+b.ids) > d.workerMaxFrame {
 			// b could take the frame past what the worker reads: its

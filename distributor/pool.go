@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,10 +162,11 @@ const retryQueueBatches = 1 << 14
 
 // Pool is the main node's set of work distributors: one per connected
 // worker, each with one TCP connection, one writer and one reader
-// goroutine. Distributors and the local delta workers all take batches from
-// the gutters' Batches, so work balances itself; when no worker is connected
-// the Pool sketches batches on the main node, so the stream always makes
-// progress.
+// goroutine. While a worker is connected, the Pool's encoder goroutines
+// take batches from the gutters' Batches, as the local delta workers do, so
+// work balances itself, and hand them encoded to whichever writer has
+// credit; when no worker is connected the Pool sketches batches on the
+// main node, so the stream always makes progress.
 //
 // Every batch is applied, or its delta merged, through the store, which
 // refuses a second application (see package store).
@@ -180,6 +183,8 @@ type Pool struct {
 	closed atomic.Bool
 
 	retry chan *pending
+	// encoded carries batches from the encoders to the writers.
+	encoded chan *pending
 	// abandoned is closed by Abandon: from then on every batch is
 	// sketched here.
 	abandoned   chan struct{}
@@ -220,7 +225,8 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 		return nil, err
 	}
 	p := &Pool{cfg: cfg, gut: g, st: st, params: st.Params(), quit: make(chan struct{}),
-		retry: make(chan *pending, retryQueueBatches), abandoned: make(chan struct{})}
+		retry: make(chan *pending, retryQueueBatches), encoded: make(chan *pending, encodedQueue),
+		abandoned: make(chan struct{})}
 	batch := g.Config().BatchUpdates
 	p.buffers.New = func() any { s := make([]byte, 0, maxBatchBytes(batch)); return &s }
 	p.mu.dists = map[string]*distributor{}
@@ -235,8 +241,24 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 		pprof.Do(context.Background(), pprof.Labels("stage", "apply", "goroutine", "fallback"),
 			func(context.Context) { p.runFallback() })
 	})
+	for i := range encoders() {
+		p.wg.Go(func() {
+			pprof.Do(context.Background(), pprof.Labels("stage", "ship", "goroutine", "encode-"+strconv.Itoa(i)),
+				func(context.Context) { p.runEncoder() })
+		})
+	}
 	return p, nil
 }
+
+// encoders returns the number of encoder goroutines: two, and one more
+// for every 8 cores past 16, so that encoding (about 2–4 ns of CPU per
+// stream update in all; results/perf-notes.md) does not make one
+// goroutine the main node's limit.
+func encoders() int { return max(2, runtime.GOMAXPROCS(0)/8) }
+
+// encodedQueue is the capacity of Pool.encoded: a few batches encoded
+// ahead of the writers' credits.
+const encodedQueue = 8
 
 // Add connects to the worker called name at data-plane address addr, in
 // the background. A worker already added under that name is left alone.
@@ -448,6 +470,9 @@ func (p *Pool) Late() []string {
 	if n := len(p.retry); n > 0 {
 		late = append(late, fmt.Sprintf("%d batches wait to be sent again", n))
 	}
+	if n := len(p.encoded); n > 0 {
+		late = append(late, fmt.Sprintf("%d encoded batches wait for a writer", n))
+	}
 	return late
 }
 
@@ -471,10 +496,12 @@ func (p *Pool) Close() error {
 	}
 	close(p.quit)
 	p.wg.Wait()
-	// Nobody takes from retry any more.
+	// Nobody takes from retry or encoded any more.
 	for {
 		select {
 		case b := <-p.retry:
+			p.applyLocal(b)
+		case b := <-p.encoded:
 			p.applyLocal(b)
 		default:
 			return nil
@@ -538,9 +565,9 @@ func (p *Pool) isAbandoned() bool {
 	}
 }
 
-// take encodes batch b with enc (the calling writer's encoder) into a
-// pending batch, or sketches it on the main node when it is under the
-// local cutoff (nil then). It releases b.
+// take encodes batch b with enc (the calling encoder's) into a pending
+// batch, or sketches it on the main node when it is under the local
+// cutoff (nil then). It releases b.
 func (p *Pool) take(b gutters.Batch, enc *batchEncoder) *pending {
 	if len(b.Neighbors) < p.cfg.LocalCutoff {
 		p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
@@ -622,6 +649,8 @@ func (p *Pool) runFallback() {
 		select {
 		case b := <-p.retry:
 			p.applyLocal(b)
+		case b := <-p.encoded: // encoded while a worker was connected
+			p.applyLocal(b)
 		case b, ok := <-batches:
 			if !ok {
 				batches = nil
@@ -632,6 +661,48 @@ func (p *Pool) runFallback() {
 			p.fallback.Add(1)
 		case <-changed:
 		case <-p.quit:
+			return
+		}
+	}
+}
+
+// runEncoder takes batches from the gutters while a worker is connected
+// and the Pool is not abandoned, encodes them (or sketches those under the
+// local cutoff, see take) and hands them to the writers through encoded.
+// It runs in its own goroutine until Close; a batch it holds then is
+// sketched here.
+func (p *Pool) runEncoder() {
+	batches := p.gut.Batches()
+	enc := newBatchEncoder(p.params.Vertices())
+	for {
+		p.mu.Lock()
+		active, changed := p.mu.active, p.mu.changed
+		p.mu.Unlock()
+		var fresh <-chan gutters.Batch
+		if active > 0 && !p.isAbandoned() {
+			fresh = batches
+		}
+		var gb gutters.Batch
+		select {
+		case b, ok := <-fresh:
+			if !ok {
+				batches = nil
+				continue
+			}
+			gb = b
+		case <-changed:
+			continue
+		case <-p.quit:
+			return
+		}
+		b := p.take(gb, enc)
+		if b == nil {
+			continue // sketched here: under the local cutoff
+		}
+		select {
+		case p.encoded <- b:
+		case <-p.quit:
+			p.applyLocal(b)
 			return
 		}
 	}
