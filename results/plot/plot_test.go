@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -119,5 +121,60 @@ func TestRoundedLogTicks(t *testing.T) {
 		if tk.Label != "" && len(tk.Label) > 6 {
 			t.Errorf("tick %v labelled %q", tk.Value, tk.Label)
 		}
+	}
+}
+
+// TestNewest: the newest table is the latest date; on one day a rerun's
+// commit-suffixed table beats the plain one, which beats a hand-named
+// variant, and of two reruns the later commit wins whatever the names.
+func TestNewest(t *testing.T) {
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	t.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+	git("commit", "-q", "--allow-empty", "-m", "first")
+	first := git("rev-parse", "--short=9", "HEAD")
+	// The later commit gets the name that sorts first, so that name
+	// order alone would pick the wrong one.
+	second := first
+	for day := 2; second >= first; day++ {
+		t.Setenv("GIT_COMMITTER_DATE", fmt.Sprintf("2026-01-%02dT00:00:00Z", day))
+		git("commit", "-q", "--allow-empty", "-m", fmt.Sprint("day ", day))
+		second = git("rev-parse", "--short=9", "HEAD")
+	}
+	touch := func(names ...string) {
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(want string) {
+		t.Helper()
+		got, err := newest(dir, "q-*.md")
+		if err != nil || filepath.Base(got) != want {
+			t.Errorf("newest = %s, %v; want %s", filepath.Base(got), err, want)
+		}
+	}
+	touch("q-2026-11-30.md", "q-2026-12-01-quiet.md")
+	check("q-2026-12-01-quiet.md") // the only table of the latest day
+	touch("q-2026-12-01.md")
+	check("q-2026-12-01.md")
+	touch("q-2026-12-01-" + first + ".md")
+	check("q-2026-12-01-" + first + ".md")
+	touch("q-2026-12-01-" + second + ".md")
+	check("q-2026-12-01-" + second + ".md")
+	touch("q-2026-12-02.md")
+	check("q-2026-12-02.md")
+	if _, err := newest(dir, "none-*.md"); err == nil {
+		t.Error("newest of no table did not fail")
 	}
 }

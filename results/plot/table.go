@@ -2,9 +2,12 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,8 +80,14 @@ func readTables(path string) ([]*table, error) {
 	return ts, sc.Err()
 }
 
-// newest returns the last file, in name order (names end in a date),
-// matching pattern in dir, or an error saying none does.
+// newest returns the newest table matching pattern in dir, or an error
+// saying none does. Names end in their UTC date (NAME-YYYY-MM-DD.md); a
+// second run on one day writes NAME-YYYY-MM-DD-COMMIT.md (dated_table in
+// results/lib.sh), so on one day a name with a commit suffix is newer
+// than the plain one, and of two such names the later commit (by its
+// commit time in dir's git repository) is newer. A name with another
+// suffix (a hand-named variant such as -quiet) ranks below its day's plain
+// table.
 func newest(dir, pattern string) (string, error) {
 	ms, err := filepath.Glob(filepath.Join(dir, pattern))
 	if err != nil {
@@ -87,8 +96,56 @@ func newest(dir, pattern string) (string, error) {
 	if len(ms) == 0 {
 		return "", fmt.Errorf("no table %s in %s", pattern, dir)
 	}
-	slices.Sort(ms)
-	return ms[len(ms)-1], nil
+	type key struct {
+		date string
+		rank int   // 0 another suffix, 1 plain, 2 a commit suffix
+		when int64 // the suffix commit's time, when rank is 2
+		name string
+	}
+	keys := make([]key, len(ms))
+	for i, m := range ms {
+		k := key{name: m, rank: 1}
+		if sm := datedName.FindStringSubmatch(filepath.Base(m)); sm != nil {
+			k.date = sm[1]
+			switch suffix := sm[2]; {
+			case suffix == "":
+			case commitHash.MatchString(suffix):
+				k.rank, k.when = 2, commitTime(dir, suffix)
+			default:
+				k.rank = 0
+			}
+		}
+		keys[i] = k
+	}
+	best := slices.MaxFunc(keys, func(a, b key) int {
+		if c := strings.Compare(a.date, b.date); c != 0 {
+			return c
+		}
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		if a.when != b.when {
+			return cmp.Compare(a.when, b.when)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return best.name, nil
+}
+
+var (
+	datedName  = regexp.MustCompile(`-(\d{4}-\d{2}-\d{2})(?:-(.+))?\.md$`)
+	commitHash = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+)
+
+// commitTime returns the commit time of rev in dir's git repository, in
+// Unix seconds, or 0 when git cannot tell.
+func commitTime(dir, rev string) int64 {
+	out, err := exec.Command("git", "-C", dir, "log", "-1", "--format=%ct", rev, "--").Output()
+	if err != nil {
+		return 0
+	}
+	t, _ := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	return t
 }
 
 // number reads a cell such as "33.44 M", "17,550,438", "130 MiB",
