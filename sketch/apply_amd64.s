@@ -1,6 +1,7 @@
 //go:build !weakhash && !purego
 
 #include "textflag.h"
+#include "prefetch_amd64.h"
 
 // Both kernels compute, for each of the n neighbour ids u at nb, the edge
 // index idx = min(v,u)<<32 | max(v,u), its checksum g = mix64(idx + seed0)
@@ -148,18 +149,6 @@
 	DECQ CX \
 	JNZ label
 
-// PREFETCH prefetches the first AX bytes at DI, a line at a time: a cold
-// sketch then arrives with all its misses in flight at once. Clobbers BX.
-#define PREFETCH(loop, check) \
-	XORQ BX, BX \
-	JMP check \
-loop: \
-	PREFETCHT0 (DI)(BX*1) \
-	ADDQ $64, BX \
-check: \
-	CMPQ BX, AX \
-	JLO loop
-
 // MIX64V applies the splitmix64 finalizer to the eight lanes of r in
 // place, with its multipliers broadcast in Z24 and Z25. Clobbers t.
 #define MIX64V(r, t) \
@@ -212,6 +201,47 @@ check: \
 	VALIGNQ $1, Z19, Z19, Z19 \
 	VALIGNQ $1, Z20, Z20, Z20
 
+// GROUPS3 and GROUPS4 apply GROUP to the 3 or 4 groups of columns whose
+// layout is in registers.
+#define GROUPS3 \
+	GROUP(Z6, Z14, Z10) \
+	GROUP(Z7, Z15, Z11) \
+	GROUP(Z8, Z16, Z12)
+
+#define GROUPS4 \
+	GROUPS3 \
+	GROUP(Z9, Z17, Z13)
+
+// MEM_GROUPS applies GROUP to every group of the layout in memory, from
+// R10 to R13. Clobbers DX, Z5.
+#define MEM_GROUPS(loop) \
+	MOVQ R10, DX \
+loop: \
+	VMOVDQU64 64(DX), Z5 \
+	GROUP((DX), 128(DX), Z5) \
+	ADDQ $192, DX \
+	CMPQ DX, R13 \
+	JLO loop
+
+// BLOCK_START jumps to tail, the one-id-at-a-time loop, when fewer than
+// eight ids are left, and otherwise computes the next block (BLOCK8) and
+// sets R12 to its eight lanes.
+#define BLOCK_START(tail) \
+	CMPQ CX, $8 \
+	JLO tail \
+	BLOCK8 \
+	MOVQ $8, R12
+
+// BLOCK_END loops to lane for the block's next lane, then to block for
+// the next block, and jumps to done after the last id.
+#define BLOCK_END(lane, block) \
+	DECQ R12 \
+	JNZ lane \
+	ADDQ $32, SI \
+	SUBQ $8, CX \
+	JNZ block \
+	JMP done
+
 TEXT ·applyBatchAVX512(SB), 0, $4288-88
 	LOAD_ARGS
 	MOVQ groups+56(FP), R13
@@ -247,58 +277,32 @@ load3:
 	JEQ block3
 
 block4:
-	CMPQ CX, $8
-	JLO index4
-	BLOCK8
-	MOVQ $8, R12
+	BLOCK_START(index4)
 
 lane4:
 	LANE_INDEX
-	GROUP(Z6, Z14, Z10)
-	GROUP(Z7, Z15, Z11)
-	GROUP(Z8, Z16, Z12)
-	GROUP(Z9, Z17, Z13)
-	DECQ R12
-	JNZ lane4
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ block4
-	JMP done
+	GROUPS4
+	BLOCK_END(lane4, block4)
 
 block3:
-	CMPQ CX, $8
-	JLO index3
-	BLOCK8
-	MOVQ $8, R12
+	BLOCK_START(index3)
 
 lane3:
 	LANE_INDEX
-	GROUP(Z6, Z14, Z10)
-	GROUP(Z7, Z15, Z11)
-	GROUP(Z8, Z16, Z12)
-	DECQ R12
-	JNZ lane3
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ block3
-	JMP done
+	GROUPS3
+	BLOCK_END(lane3, block3)
 
 index4:
 	NEXT_INDEX
 	VPBROADCASTQ AX, Z0
-	GROUP(Z6, Z14, Z10)
-	GROUP(Z7, Z15, Z11)
-	GROUP(Z8, Z16, Z12)
-	GROUP(Z9, Z17, Z13)
+	GROUPS4
 	NEXT(index4)
 	JMP done
 
 index3:
 	NEXT_INDEX
 	VPBROADCASTQ AX, Z0
-	GROUP(Z6, Z14, Z10)
-	GROUP(Z7, Z15, Z11)
-	GROUP(Z8, Z16, Z12)
+	GROUPS3
 	NEXT(index3)
 	JMP done
 
@@ -309,39 +313,17 @@ memory:
 	BLOCK_SETUP
 
 memblock:
-	CMPQ CX, $8
-	JLO memindex
-	BLOCK8
-	MOVQ $8, R12
+	BLOCK_START(memindex)
 
 memlane:
 	LANE_INDEX
-	MOVQ R10, DX
-
-memlanegroup:
-	VMOVDQU64 64(DX), Z5
-	GROUP((DX), 128(DX), Z5)
-	ADDQ $192, DX
-	CMPQ DX, R13
-	JLO memlanegroup
-	DECQ R12
-	JNZ memlane
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ memblock
-	JMP done
+	MEM_GROUPS(memlanegroup)
+	BLOCK_END(memlane, memblock)
 
 memindex:
 	NEXT_INDEX
 	VPBROADCASTQ AX, Z0
-	MOVQ R10, DX
-
-memgroup:
-	VMOVDQU64 64(DX), Z5
-	GROUP((DX), 128(DX), Z5)
-	ADDQ $192, DX
-	CMPQ DX, R13
-	JLO memgroup
+	MEM_GROUPS(memgroup)
 	NEXT(memindex)
 
 done:
