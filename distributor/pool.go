@@ -674,10 +674,13 @@ func (p *Pool) runFallback() {
 func (p *Pool) runEncoder() {
 	batches := p.gut.Batches()
 	enc := newBatchEncoder(p.params.Vertices())
-	for {
+	state := func() (int, chan struct{}) {
 		p.mu.Lock()
-		active, changed := p.mu.active, p.mu.changed
-		p.mu.Unlock()
+		defer p.mu.Unlock()
+		return p.mu.active, p.mu.changed
+	}
+	active, changed := state() // read again only when it changes
+	for {
 		var fresh <-chan gutters.Batch
 		if active > 0 && !p.isAbandoned() {
 			fresh = batches
@@ -691,6 +694,7 @@ func (p *Pool) runEncoder() {
 			}
 			gb = b
 		case <-changed:
+			active, changed = state()
 			continue
 		case <-p.quit:
 			return
