@@ -14,6 +14,17 @@
 // BatchUpdates uint32s, so nothing is allocated per batch and the garbage
 // collector has nothing to scan.
 //
+// An append does not write the slab: it writes the vertex's tail line, one
+// 64-byte line of TailIDs ids in a dense array of Vertices lines. The
+// appends of a stream land at random vertices; in the slab each vertex's
+// buffer lies in its own 4 KiB page, so appending there would miss the TLB
+// at every turn (and, on a virtual machine whose host maps guest memory in
+// 4 KiB pages, walk two page tables), while the tail lines of 2^15
+// vertices span 2 MiB. A full line joins a small queue per inserting
+// goroutine (spillQueue lines); the queue prefetches the lines'
+// destinations in the slab a half at a time, so that their TLB walks and
+// cache misses overlap, and copies each line a half later.
+//
 // Insert, Flush and Close are not safe for concurrent use: one stream
 // reader feeds them. Several goroutines may insert at once through Parts,
 // each owning a disjoint share of the vertices. Release may be called from
@@ -24,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"sketchcc/internal/hugepage"
 	"sketchcc/stream"
@@ -36,6 +48,14 @@ const (
 	DefaultQueueBatches = 16
 	MaxQueueBatches     = 1 << 20
 )
+
+// TailIDs is the number of neighbour ids in a vertex's tail line: one
+// 64-byte cache line.
+const TailIDs = 16
+
+// spillQueue is the number of full tail lines an inserting goroutine
+// holds on their way to the slab (see spills).
+const spillQueue = 64
 
 // Config configures Gutters. A zero field takes its default.
 type Config struct {
@@ -93,16 +113,25 @@ func (c *Config) ensureDefaults() {
 	}
 }
 
-// Bytes returns the memory of the gutters' slab for c, with defaults
-// filled in: (Vertices + QueueBatches) · BatchUpdates ids of 4 bytes.
+// Bytes returns the memory of the gutters for c, with defaults filled in:
+// the slab's (Vertices + QueueBatches) buffers of BatchUpdates ids, each
+// rounded up to whole lines of TailIDs, and the tail lines' Vertices ·
+// TailIDs ids, of 4 bytes each.
 func (c Config) Bytes() int64 {
 	c.ensureDefaults()
-	return int64(c.slabIDs()) * 4
+	return (int64(c.slabIDs()) + int64(c.Vertices)*TailIDs) * 4
 }
 
 // slabIDs is the length of the slab: a buffer per vertex and per spare.
 func (c Config) slabIDs() int {
-	return (int(c.Vertices) + c.QueueBatches) * c.BatchUpdates
+	return (int(c.Vertices) + c.QueueBatches) * c.stride()
+}
+
+// stride is the distance in ids between buffers of the slab: BatchUpdates
+// rounded up to whole lines, so that a full tail line goes to one line of
+// the buffer.
+func (c Config) stride() int {
+	return (c.BatchUpdates + TailIDs - 1) &^ (TailIDs - 1)
 }
 
 // ErrClosed is returned by operations on closed Gutters.
@@ -137,7 +166,9 @@ type Stats struct {
 // Gutters is the set of per-vertex gutters.
 type Gutters struct {
 	cfg     Config
-	slab    []uint32 // (Vertices + QueueBatches) buffers of BatchUpdates ids
+	stride  int      // cfg.stride()
+	slab    []uint32 // (Vertices + QueueBatches) buffers of stride ids, 64-byte aligned
+	lines   []uint32 // by vertex: its tail line of TailIDs ids, 64-byte aligned
 	tails   []tail   // by vertex: its buffer and how full it is
 	listed  []bool   // by vertex: is it in nonEmpty
 	nonEmpt []uint32 // vertices whose gutter may be non-empty
@@ -145,6 +176,7 @@ type Gutters struct {
 	queue   chan Batch
 	stats   Stats
 	closed  bool
+	sq      spills  // InsertBatch's full tail lines not yet in the slab
 	stage   *stage  // updates not yet in the gutters; nil below stageMinVertices
 	parts   []*Part // made by Parts; each lists its own non-empty gutters
 }
@@ -158,7 +190,9 @@ func New(cfg Config) (*Gutters, error) {
 	n := int(cfg.Vertices)
 	g := &Gutters{
 		cfg:    cfg,
-		slab:   make([]uint32, cfg.slabIDs()),
+		stride: cfg.stride(),
+		slab:   alignedIDs(cfg.slabIDs()),
+		lines:  alignedIDs(n * TailIDs),
 		tails:  make([]tail, n),
 		listed: make([]bool, n),
 		// free holds every spare, so Release never blocks.
@@ -177,6 +211,14 @@ func New(cfg Config) (*Gutters, error) {
 		g.free <- int32(n + i)
 	}
 	return g, nil
+}
+
+// alignedIDs returns n zero ids starting on a 64-byte boundary, so that
+// every TailIDs ids from the start are one cache line.
+func alignedIDs(n int) []uint32 {
+	s := make([]uint32, n+TailIDs)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(s))) & 63 / 4)
+	return s[off : off+n : off+n]
 }
 
 // Config returns the configuration with defaults filled in.
@@ -205,14 +247,14 @@ func (g *Gutters) insert(e stream.Edge) {
 func (g *Gutters) InsertBatch(us []stream.Update) {
 	g.stats.Updates += uint64(len(us))
 	if g.stage == nil {
-		slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
+		lines, tails, per := g.lines, g.tails, g.cfg.BatchUpdates
 		for i := range us {
 			s, d := us[i].Src, us[i].Dst
-			if appendID(slab, tails, per, s, d) {
-				g.edgeOfGutter(s)
+			if !appendID(lines, tails, per, s, d) {
+				g.appendEdge(s, d, &g.nonEmpt, &g.stats, &g.sq)
 			}
-			if appendID(slab, tails, per, d, s) {
-				g.edgeOfGutter(d)
+			if !appendID(lines, tails, per, d, s) {
+				g.appendEdge(d, s, &g.nonEmpt, &g.stats, &g.sq)
 			}
 		}
 		return
@@ -231,17 +273,20 @@ func (g *Gutters) insertStaged() {
 	if g.stage == nil {
 		return
 	}
-	slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
+	lines, tails, per := g.lines, g.tails, g.cfg.BatchUpdates
 	for _, pr := range g.stage.take() {
-		if appendID(slab, tails, per, pr[0], pr[1]) {
-			g.edgeOfGutter(pr[0])
+		if !appendID(lines, tails, per, pr[0], pr[1]) {
+			g.appendEdge(pr[0], pr[1], &g.nonEmpt, &g.stats, &g.sq)
 		}
 	}
 }
 
 // tail is a vertex's gutter: the slab buffer it appends to and the ids it
-// holds. Keeping both in one 8-byte record makes an append touch one line
-// of gutter state besides the slab.
+// holds, fill. Of those, the first (fill-1) &^ (TailIDs-1) are in the
+// buffer or queued for it, and the rest only in the tail line (a settled
+// line is in both).
+// Keeping slot and fill in one 8-byte record makes an append touch one
+// line of gutter state besides the tail line.
 type tail struct {
 	slot int32
 	fill uint32
@@ -249,36 +294,112 @@ type tail struct {
 
 // add appends u to v's gutter.
 func (g *Gutters) add(v, u uint32) {
-	if appendID(g.slab, g.tails, g.cfg.BatchUpdates, v, u) {
-		g.edgeOfGutter(v)
+	if !appendID(g.lines, g.tails, g.cfg.BatchUpdates, v, u) {
+		g.appendEdge(v, u, &g.nonEmpt, &g.stats, &g.sq)
 	}
 }
 
-// appendID appends u to v's gutter in slab and reports whether that was
-// the gutter's first or last id (per is BatchUpdates), when the caller
-// must call edgeOfGutter. It is small enough to inline into the insert
-// loops.
-func appendID(slab []uint32, tails []tail, per int, v, u uint32) bool {
+// appendID appends u to v's tail line and reports true, unless the append
+// is the gutter's first, the line's last or the gutter's last (per is
+// BatchUpdates): then it changes nothing, reports false, and the caller
+// must call appendEdge instead. It is small enough to inline into the
+// insert loops.
+func appendID(lines []uint32, tails []tail, per int, v, u uint32) bool {
 	t := &tails[v]
 	n := t.fill
-	slab[int(t.slot)*per+int(n)] = u
+	if n%TailIDs == TailIDs-1 || n == 0 || int(n)+1 == per {
+		return false
+	}
+	lines[int(v)*TailIDs+int(n%TailIDs)] = u
 	t.fill = n + 1
-	return n == 0 || int(n)+1 == per
+	return true
 }
 
-// edgeOfGutter lists v's gutter as non-empty after its first append and
-// emits it when full.
+// appendEdge appends u to v's gutter where appendID would not: it lists
+// the gutter in nonEmpt after its first append, queues a full tail line on
+// sq for its buffer, and emits a full gutter, counting the batch in st.
 //
 //go:noinline
-func (g *Gutters) edgeOfGutter(v uint32) {
-	n := g.tails[v].fill
-	if n == 1 && !g.listed[v] {
+func (g *Gutters) appendEdge(v, u uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+	t := &g.tails[v]
+	n := t.fill
+	line := (*[TailIDs]uint32)(g.lines[int(v)*TailIDs:])
+	line[n%TailIDs] = u
+	t.fill = n + 1
+	if n == 0 && !g.listed[v] {
 		g.listed[v] = true
-		g.nonEmpt = append(g.nonEmpt, v)
+		*nonEmpt = append(*nonEmpt, v)
 	}
-	if int(n) == g.cfg.BatchUpdates {
-		g.emit(v, &g.stats)
+	if n%TailIDs == TailIDs-1 {
+		at := int(t.slot)*g.stride + int(n) - (TailIDs - 1)
+		sq.add(g, at, line, u)
 	}
+	if int(n)+1 == g.cfg.BatchUpdates {
+		sq.drain(g)
+		g.emit(v, st)
+	}
+}
+
+// spills holds full tail lines on their way to the slab, for one
+// inserting goroutine: a ring of spillQueue lines, prefetched a half at a
+// time and copied a half later.
+type spills struct {
+	n   int             // lines queued, at most spillQueue
+	end int             // ring index after the newest line
+	at  [spillQueue]int // slab index of each line's destination
+	ids [spillQueue][TailIDs]uint32
+}
+
+// add queues line, whose last id is u, for slab[at:at+TailIDs]. Each time
+// half a ring of lines has queued, it prefetches their destinations all
+// at once, so that their TLB walks overlap, and copies the half before,
+// whose lines have arrived meanwhile. It reads the line an id at a time
+// and takes u from its argument: a wider load spanning recent 4-byte
+// stores would not be forwarded from the store buffer and would wait
+// until they are written.
+func (sq *spills) add(g *Gutters, at int, line *[TailIDs]uint32, u uint32) {
+	e := &sq.ids[sq.end]
+	for i := range TailIDs - 1 {
+		e[i] = line[i]
+	}
+	e[TailIDs-1] = u
+	sq.at[sq.end] = at
+	sq.end = (sq.end + 1) % spillQueue
+	sq.n++
+	if sq.end%(spillQueue/2) != 0 {
+		return
+	}
+	half := (sq.end + spillQueue/2) % spillQueue
+	prefetchLines(&g.slab[0], &sq.at[half], spillQueue/2)
+	if sq.n == spillQueue {
+		old := sq.end // the older half
+		for i := old; i < old+spillQueue/2; i++ {
+			*(*[TailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
+		}
+		sq.n -= spillQueue / 2
+	}
+}
+
+// drain copies the queued lines to the slab.
+func (sq *spills) drain(g *Gutters) {
+	for k := range sq.n {
+		i := (sq.end - sq.n + k + spillQueue) % spillQueue
+		*(*[TailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
+	}
+	sq.n, sq.end = 0, 0
+}
+
+// settle copies the ids of v's tail line that its buffer lacks into the
+// buffer, which then holds the whole gutter. The line keeps them, so
+// settling twice, or appending after, is correct.
+func (g *Gutters) settle(v uint32) {
+	t := g.tails[v]
+	if t.fill == 0 {
+		return
+	}
+	at := (t.fill - 1) &^ (TailIDs - 1)
+	line := int(v) * TailIDs
+	copy(g.buffer(t.slot)[at:t.fill], g.lines[line:line+int(t.fill-at)])
 }
 
 // emit hands v's buffer to the queue and gives v a spare one, counting the
@@ -287,9 +408,10 @@ func (g *Gutters) emit(v uint32, st *Stats) {
 	g.handOver(v, <-g.free, st)
 }
 
-// handOver queues v's buffer as a batch and gives v the empty buffer
-// spare, counting the batch in st.
+// handOver queues v's buffer, settled, as a batch and gives v the empty
+// buffer spare, counting the batch in st.
 func (g *Gutters) handOver(v uint32, spare int32, st *Stats) {
+	g.settle(v)
 	t := g.tails[v]
 	g.tails[v] = tail{slot: spare}
 	st.Batches++
@@ -302,7 +424,7 @@ func (g *Gutters) handOver(v uint32, spare int32, st *Stats) {
 
 // buffer returns buffer slot of the slab, BatchUpdates ids long.
 func (g *Gutters) buffer(slot int32) []uint32 {
-	lo := int(slot) * g.cfg.BatchUpdates
+	lo := int(slot) * g.stride
 	return g.slab[lo : lo+g.cfg.BatchUpdates : lo+g.cfg.BatchUpdates]
 }
 
@@ -327,6 +449,7 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32)) { g.
 // It is the one walk over the non-empty gutters.
 func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32)) {
 	g.insertStaged()
+	g.drainSpills()
 	g.flushList(g.nonEmpt, local)
 	g.nonEmpt = g.nonEmpt[:0]
 	for _, p := range g.parts {
@@ -353,6 +476,7 @@ func (g *Gutters) flushList(list []uint32, local func(vertex uint32, neighbors [
 			g.handOver(v, spare, &g.stats)
 			g.stats.FlushedBatches++
 		default:
+			g.settle(v)
 			local(v, g.buffer(g.tails[v].slot)[:n:n])
 			g.tails[v].fill = 0
 			g.stats.LocalBatches++
@@ -379,15 +503,35 @@ func (g *Gutters) Buffered() uint64 {
 }
 
 // Settle moves the staged updates into the gutters, emitting those that
-// fill, so that Held sees every update inserted so far. It blocks as
-// InsertBatch does.
-func (g *Gutters) Settle() { g.insertStaged() }
+// fill, and copies every non-empty gutter's tail line to its buffer, so
+// that Held sees every update inserted so far. It blocks as InsertBatch
+// does; its cost follows the number of non-empty gutters.
+func (g *Gutters) Settle() {
+	g.insertStaged()
+	g.drainSpills()
+	for _, v := range g.nonEmpt {
+		g.settle(v)
+	}
+	for _, p := range g.parts {
+		for _, v := range p.nonEmpt {
+			g.settle(v)
+		}
+	}
+}
 
-// Held returns the neighbour ids buffered in v's gutter: inserted, not yet
-// emitted, and (after Settle) not staged. The slice aliases the gutter; it
-// is valid until the next InsertBatch, Flush or Close, and the caller must
-// not write it. Held may be called from several goroutines while none of
-// those runs.
+// drainSpills copies every queued tail line, the Parts' too, to the slab.
+func (g *Gutters) drainSpills() {
+	g.sq.drain(g)
+	for _, p := range g.parts {
+		p.sq.drain(g)
+	}
+}
+
+// Held returns the neighbour ids buffered in v's gutter: inserted and not
+// yet emitted. It is whole only after Settle, with no insert since. The
+// slice aliases the gutter; it is valid until the next InsertBatch, Flush
+// or Close, and the caller must not write it. Held may be called from
+// several goroutines while none of those runs.
 func (g *Gutters) Held(v uint32) []uint32 {
 	t := g.tails[v]
 	return g.buffer(t.slot)[:t.fill:t.fill]
@@ -411,9 +555,13 @@ func (g *Gutters) Release(b Batch) {
 }
 
 // AdviseHugePages asks the kernel to back the gutter slab with transparent
-// huge pages and reports whether it accepted (see internal/hugepage). Call
-// it before the first insert; it pays when most gutters get appends.
-func (g *Gutters) AdviseHugePages() bool { return hugepage.Advise(g.slab) }
+// huge pages and reports whether it accepted (see internal/hugepage); the
+// tail lines are advised too when they are large enough. Call it before
+// the first insert; it pays when most gutters get appends.
+func (g *Gutters) AdviseHugePages() bool {
+	hugepage.Advise(g.lines)
+	return hugepage.Advise(g.slab)
+}
 
 // Stats returns the counters, those of Parts included. It must not run
 // while a Part inserts.

@@ -29,6 +29,7 @@ type Part struct {
 	nonEmpt []uint32 // vertices of this Part whose gutter may be non-empty
 	stats   Stats    // Batches counts this Part's; Updates is unused
 	pairs   uint64   // ids appended: two per edge update over all Parts
+	sq      spills   // full tail lines not yet in the slab
 }
 
 // Parts splits the gutters into n Parts and returns them; a later call
@@ -58,19 +59,10 @@ func (g *Gutters) Parts(n int) ([]*Part, error) {
 // allocates nothing once the Part has listed its vertices.
 func (p *Part) Insert(pairs [][2]uint32) {
 	g := p.g
-	slab, tails, per := g.slab, g.tails, g.cfg.BatchUpdates
+	lines, tails, per := g.lines, g.tails, g.cfg.BatchUpdates
 	for _, pr := range pairs {
-		v := pr[0]
-		if !appendID(slab, tails, per, v, pr[1]) {
-			continue
-		}
-		n := tails[v].fill
-		if n == 1 && !g.listed[v] {
-			g.listed[v] = true
-			p.nonEmpt = append(p.nonEmpt, v)
-		}
-		if int(n) == per {
-			g.emit(v, &p.stats)
+		if !appendID(lines, tails, per, pr[0], pr[1]) {
+			g.appendEdge(pr[0], pr[1], &p.nonEmpt, &p.stats, &p.sq)
 		}
 	}
 	p.pairs += uint64(len(pairs))
