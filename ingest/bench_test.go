@@ -51,8 +51,9 @@ func BenchmarkSorter(b *testing.B) {
 	for _, parts := range []int{2, 8} {
 		b.Run("parts="+strconv.Itoa(parts), func(b *testing.B) {
 			pool := make(chan []pair, parts*(inserterQueue+2))
+			chunk := chunkPairs(1<<lg, parts, cap(pool))
 			for range cap(pool) {
-				pool <- make([]pair, 0, pairChunk)
+				pool <- make([]pair, 0, chunk)
 			}
 			queues := make([]chan []pair, parts)
 			var wg sync.WaitGroup
@@ -64,7 +65,7 @@ func BenchmarkSorter(b *testing.B) {
 					}
 				})
 			}
-			so := newSorter(parts, queues, pool)
+			so := newSorter(parts, chunk, queues, pool)
 			for b.Loop() {
 				if k := so.add(recs, 1<<lg); k != readChunk {
 					b.Fatalf("%d records of %d taken", k, readChunk)
