@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,15 +58,31 @@ func checkNoLeaks(t *testing.T) {
 	})
 }
 
-// testLogger logs to the test, at debug level.
+// testLogger logs to the test, at debug level, until the test's cleanup
+// begins; later lines are dropped. memberlist's goroutines can outlive
+// Shutdown by a probe, and testing panics on a Log after the test.
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w := &testWriter{t: t}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-type testWriter struct{ t testing.TB }
+type testWriter struct {
+	t    testing.TB
+	mu   sync.Mutex
+	done bool // the test is cleaning up: drop lines
+}
 
-func (w testWriter) Write(b []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(b), "\n"))
+func (w *testWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimSuffix(string(b), "\n"))
+	}
 	return len(b), nil
 }
 
