@@ -40,7 +40,8 @@ const (
 // chunkPairs returns the chunk length for a pool of chunks chunks over
 // parts Parts of the given vertex count.
 func chunkPairs(vertices uint32, parts, chunks int) int {
-	n := min(chunkPairsPerVertex*int(vertices)/parts, chunkPoolBytes/(8*chunks))
+	per := min(uint64(chunkPairsPerVertex)*uint64(vertices)/uint64(parts), maxChunkPairs)
+	n := min(int(per), chunkPoolBytes/(8*chunks))
 	return min(max(n, minChunkPairs), maxChunkPairs)
 }
 
@@ -213,8 +214,8 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 // full chunk to that Part's inserter. One reader owns it.
 type sorter struct {
 	chunks [][]pair // by Part: chunk long
-	chunk  int
-	fill   []int // by Part: pairs in the chunk
+	chunk  int      // pairs in a chunk (chunkPairs)
+	fill   []int    // by Part: pairs in the chunk
 	queues []chan []pair
 	pool   chan []pair
 }
