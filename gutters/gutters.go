@@ -10,9 +10,10 @@
 // non-empty gutter, as a query needs, at a cost that follows the number of
 // non-empty gutters rather than the number of vertices.
 //
-// All buffers live in one pointer-free slab of (Vertices + QueueBatches) ·
-// BatchUpdates uint32s, so nothing is allocated per batch and the garbage
-// collector has nothing to scan.
+// All buffers live in one pointer-free slab of (Vertices + QueueBatches)
+// buffers of BatchUpdates uint32s (each padded to whole 64-byte lines), so
+// nothing is allocated per batch and the garbage collector has nothing to
+// scan.
 //
 // An append does not write the slab: it writes the vertex's tail line, one
 // 64-byte line of TailIDs ids in a dense array of Vertices lines. The
@@ -284,9 +285,8 @@ func (g *Gutters) insertStaged() {
 // tail is a vertex's gutter: the slab buffer it appends to and the ids it
 // holds, fill. Of those, the first (fill-1) &^ (TailIDs-1) are in the
 // buffer or queued for it, and the rest only in the tail line (a settled
-// line is in both).
-// Keeping slot and fill in one 8-byte record makes an append touch one
-// line of gutter state besides the tail line.
+// line is in both). Keeping slot and fill in one 8-byte record makes an
+// append touch one line of gutter state besides the tail line.
 type tail struct {
 	slot int32
 	fill uint32
