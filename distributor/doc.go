@@ -14,7 +14,8 @@
 //     (merges deltas). Encoding apart from the writers keeps every
 //     goroutine's share of the main node's CPU small: 2–3 ns per stream
 //     update on kron15 with two workers, against 4–5.6 for a writer that
-//     encoded its own batches. The local delta workers of
+//     encoded its own batches (AMD EPYC family 26 model 2; see
+//     results/perf-notes.md). The local delta workers of
 //     package ingest take from the gutters' channel too, so local and
 //     remote work balance by themselves.
 //     A fallback goroutine sketches batches on the main node while no

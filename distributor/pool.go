@@ -252,7 +252,8 @@ func NewPool(g *gutters.Gutters, st *store.Store, cfg Config) (*Pool, error) {
 
 // encoders returns the number of encoder goroutines: two, and one more
 // for every 8 cores past 16, so that encoding (about 2–4 ns of CPU per
-// stream update in all; results/perf-notes.md) does not make one
+// stream update in all on an AMD EPYC family 26 model 2;
+// results/perf-notes.md) does not make one
 // goroutine the main node's limit.
 func encoders() int { return max(2, runtime.GOMAXPROCS(0)/8) }
 

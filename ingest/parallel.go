@@ -27,8 +27,9 @@ const (
 // inserter before handing them over. Its length is chunkPairsPerVertex
 // pairs per vertex of the inserter's Part, so that each gutter's tail line
 // takes several appends while it is in the cache (at 2^15 vertices and 8
-// Parts, 8 Ki pairs gave 2 each and an insert stage of 25 ns per update on
-// kron15; 64 Ki pairs, 22), within [minChunkPairs, maxChunkPairs], and
+// Parts, 8 Ki pairs gave 2 each and a median insert stage of 25 ns per
+// update on kron15; 64 Ki pairs, 22, on an AMD EPYC family 26 model 2;
+// results/perf-notes.md), within [minChunkPairs, maxChunkPairs], and
 // short enough that all chunks together stay under chunkPoolBytes.
 const (
 	chunkPairsPerVertex = 16

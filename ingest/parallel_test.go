@@ -14,8 +14,8 @@ func TestChunkPairs(t *testing.T) {
 		{1 << 15, 8, 64 << 10}, // kron15: 4,096 vertices a Part
 		{1 << 17, 8, 64 << 10}, // capped at maxChunkPairs
 		{1 << 20, 32, 8 << 10}, // 1,184 chunks: the pool budget, then the floor
-		{1 << 20, 16, 64 << 20 / (8 * (16*16 + 16*(inserterQueue+1)))}, // the pool budget
-		{100, 2, 8 << 10}, // tiny graph: the floor
+		{1 << 20, 16, 24966},   // 336 chunks: 64 MiB / (8 B · 336)
+		{100, 2, 8 << 10},      // tiny graph: the floor
 	} {
 		parts := c.readers
 		chunks := c.readers*parts + parts*(inserterQueue+1)
