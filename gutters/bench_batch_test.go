@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"sketchcc/internal/cputime"
+	"sketchcc/internal/hugepage"
 	"sketchcc/stream"
 )
 
@@ -127,5 +128,43 @@ func faultIn(g *Gutters) {
 		for i := 0; i < len(s); i += 1024 {
 			s[i] = 0
 		}
+	}
+}
+
+// BenchmarkScatteredStores is the measurement behind the tail lines: 4-byte
+// stores to random vertices of 2^15, one line per vertex, with the lines
+// packed 64 bytes apart (as the tail lines are) or spread one buffer apart
+// (as the slab's gutters are, 2,528 ids at kron15), huge pages advised
+// and every page touched first. The cache lines stored to are as many in
+// both; only the pages they lie in differ. ns/op is per store.
+//
+//	go test -run='^$' -bench=ScatteredStores -count=6 ./gutters | benchstat -
+func BenchmarkScatteredStores(b *testing.B) {
+	const vertices = 1 << 15
+	for _, bc := range []struct {
+		name   string
+		stride int // ids from one vertex's line to the next
+	}{{"lines=packed", TailIDs}, {"lines=spread", 2528}} {
+		b.Run(bc.name, func(b *testing.B) {
+			slab := alignedIDs(vertices * bc.stride)
+			hugepage.Advise(slab)
+			for i := 0; i < len(slab); i += 1024 {
+				slab[i] = 1
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			vs := make([]uint32, 1<<20)
+			for i := range vs {
+				vs[i] = rng.Uint32N(vertices)
+			}
+			fill := make([]uint32, vertices)
+			i := 0
+			for b.Loop() {
+				v := vs[i%len(vs)]
+				f := fill[v]
+				slab[int(v)*bc.stride+int(f)] = v
+				fill[v] = (f + 1) % TailIDs
+				i++
+			}
+		})
 	}
 }
