@@ -372,9 +372,8 @@ func (sq *spills) add(g *Gutters, at int, line *[TailIDs]uint32, u uint32) {
 	half := (sq.end + spillQueue/2) % spillQueue
 	prefetchLines(&g.slab[0], &sq.at[half], spillQueue/2)
 	if sq.n == spillQueue {
-		old := sq.end // the older half
-		for i := old; i < old+spillQueue/2; i++ {
-			*(*[TailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
+		for i := sq.end; i < sq.end+spillQueue/2; i++ { // the older half
+			sq.write(g, i)
 		}
 		sq.n -= spillQueue / 2
 	}
@@ -383,10 +382,14 @@ func (sq *spills) add(g *Gutters, at int, line *[TailIDs]uint32, u uint32) {
 // drain copies the queued lines to the slab.
 func (sq *spills) drain(g *Gutters) {
 	for k := range sq.n {
-		i := (sq.end - sq.n + k + spillQueue) % spillQueue
-		*(*[TailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
+		sq.write(g, (sq.end-sq.n+k+spillQueue)%spillQueue)
 	}
 	sq.n, sq.end = 0, 0
+}
+
+// write copies queued line i to its destination.
+func (sq *spills) write(g *Gutters, i int) {
+	*(*[TailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
 }
 
 // settle copies the ids of v's tail line that its buffer lacks into the
