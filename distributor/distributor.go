@@ -167,6 +167,10 @@ func (d *distributor) run() {
 	d.p.setActive(+1)
 	defer d.p.setActive(-1)
 	defer d.st.connected.Store(false)
+	if sameHost(conn) {
+		d.p.addSameHost(res.threads)
+		defer d.p.addSameHost(-res.threads)
+	}
 
 	// pprof labels split the main node's CPU by stage (main-node --json).
 	var reader sync.WaitGroup

@@ -654,3 +654,78 @@ func TestPoolRedialsAfterCut(t *testing.T) {
 	checkCounters(t, all)
 	t.Logf("%+v", st)
 }
+
+// TestPoolSameHostThreads: Config.SameHost follows the delta threads of
+// connected workers on this machine as they join and leave.
+func TestPoolSameHostThreads(t *testing.T) {
+	checkNoLeaks(t)
+	a, wa := startWorker(t, WorkerConfig{Threads: 1})
+	b, _ := startWorker(t, WorkerConfig{Threads: 3})
+	e := newTestPipe(t, 100, 16)
+	defer e.close()
+	var mu sync.Mutex
+	var sums []int
+	last := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(sums) == 0 {
+			return -1
+		}
+		return sums[len(sums)-1]
+	}
+	p := newTestPool(t, e, Config{SameHost: func(threads int) {
+		mu.Lock()
+		sums = append(sums, threads)
+		mu.Unlock()
+	}})
+	expect := func(want int) {
+		t.Helper()
+		checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+			if got := last(); got != want {
+				return fmt.Errorf("same-host threads %d, want %d (calls %v)", got, want, sums)
+			}
+			return nil
+		})
+	}
+	p.Add("a", a)
+	p.Add("b", b)
+	waitWorkers(t, p, 2)
+	expect(4)
+	wa.Close()
+	expect(3)
+	requireNoError(t, p.Close())
+	expect(0)
+}
+
+// addrConn is a net.Conn with given addresses, for sameHost.
+type addrConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c addrConn) LocalAddr() net.Addr  { return c.local }
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
+
+// TestSameHost: loopback, or one address at both ends, is this machine;
+// two addresses are two machines.
+func TestSameHost(t *testing.T) {
+	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 7000} }
+	for _, c := range []struct {
+		local, remote string
+		want          bool
+	}{
+		{"127.0.0.1", "127.0.0.1", true},
+		{"127.0.0.1", "127.0.0.2", true},
+		{"::1", "::1", true},
+		{"10.0.0.5", "10.0.0.5", true},
+		{"10.0.0.5", "10.0.0.6", false},
+		{"2001:db8::1", "2001:db8::2", false},
+	} {
+		if got := sameHost(addrConn{local: tcp(c.local), remote: tcp(c.remote)}); got != c.want {
+			t.Errorf("sameHost(%s → %s) = %v, want %v", c.local, c.remote, got, c.want)
+		}
+	}
+	if sameHost(addrConn{local: &net.UnixAddr{Name: "a"}, remote: &net.UnixAddr{Name: "b"}}) {
+		t.Error("sameHost of a non-TCP connection = true, want false")
+	}
+}

@@ -68,6 +68,12 @@ type Config struct {
 	RedialBackoff time.Duration
 	// Logger receives worker events; nil discards them.
 	Logger *slog.Logger
+	// SameHost, when set, is called with the delta threads of the
+	// connected workers that run on this machine (see sameHost) each time
+	// their sum changes, serialized, from the goroutine of the connection
+	// that changed it. A main node can then leave those workers their
+	// cores (main-node --cores).
+	SameHost func(threads int)
 }
 
 // DefaultLocalCutoff is the default LocalCutoff, in updates. On the main
@@ -208,6 +214,9 @@ type Pool struct {
 		// ended with its goodbye (Worker.Close): the cluster's later news
 		// of its departure is a leave, whatever the gossip says.
 		leaving map[string]uint64
+		// sameHost is the delta threads of connected workers on this
+		// machine (Config.SameHost).
+		sameHost int
 	}
 
 	localCutoff, fallback atomic.Uint64 // batches applied on the main node, by reason
@@ -721,6 +730,27 @@ func (p *Pool) setActive(delta int) {
 	close(p.mu.changed)
 	p.mu.changed = make(chan struct{})
 	p.mu.Unlock()
+}
+
+// addSameHost adds threads to the delta threads of connected workers on
+// this machine and tells Config.SameHost the new sum.
+func (p *Pool) addSameHost(threads int) {
+	if p.cfg.SameHost == nil || threads == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.sameHost += threads
+	p.cfg.SameHost(p.mu.sameHost)
+}
+
+// sameHost reports whether conn's two ends are on one machine: a
+// loopback address, or one address at both ends (a connection from a host
+// to its own address does not leave it).
+func sameHost(conn net.Conn) bool {
+	l, lok := conn.LocalAddr().(*net.TCPAddr)
+	r, rok := conn.RemoteAddr().(*net.TCPAddr)
+	return lok && rok && (r.IP.IsLoopback() || r.IP.Equal(l.IP))
 }
 
 // dial connects to a worker's data-plane address.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -36,6 +37,7 @@ type clusterConfig struct {
 	dialTimeout   time.Duration
 	handshake     time.Duration
 	redialBackoff time.Duration
+	cores         int // 0: the machine's, less same-host workers' threads
 	// onPool, if set, is called with the pool as soon as it exists,
 	// before the wait for --expect-workers (the metrics read it).
 	onPool func(*distributor.Pool)
@@ -56,6 +58,7 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.DurationVar(&c.answerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
 	fs.DurationVar(&c.handshake, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
+	fs.IntVar(&c.cores, "cores", 0, "cores the main node runs on (GOMAXPROCS); 0: all of the machine's, less the delta threads of workers connected from this same machine, so that on a shared machine the main node's idle goroutines do not spin on the workers' cores")
 	fs.DurationVar(&c.redialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
@@ -86,6 +89,9 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	case c.localWorkers >= 0 && workersSet:
 		errs = append(errs, errors.New("give --workers or --local-workers, not both"))
 	}
+	if c.cores < 0 || c.cores > maxCores {
+		errs = append(errs, fmt.Errorf("--cores=%d, want [0, %d]", c.cores, maxCores))
+	}
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
@@ -103,6 +109,34 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 		}
 	}
 	return errs
+}
+
+// maxCores bounds --cores.
+const maxCores = 1 << 16
+
+// startCores is GOMAXPROCS as the process started, before --cores or
+// same-host workers changed it.
+var startCores = runtime.GOMAXPROCS(0)
+
+// sameHost returns the distributor's Config.SameHost for the flags: nil
+// when --cores fixes the main node's cores, else a function that gives the
+// main node the cores it started with (GOMAXPROCS, the machine's unless
+// set) less the delta threads of connected workers on this machine, at
+// least one. On 2 cores with two single-thread workers on loopback (the
+// benchmark setup) that is one: with two, the main node's idle Ps spin and
+// take the workers' cores (kron15, 8 readers, AMD EPYC family 26 model 2:
+// main-node CPU 48-58 against 60-68 ns per update, workers 50-55 against
+// 71-77; results/perf-notes.md).
+func (c *clusterConfig) sameHost(log *slog.Logger) func(threads int) {
+	if c.cores > 0 {
+		return nil
+	}
+	return func(threads int) {
+		n := min(startCores, max(1, startCores-threads))
+		if was := runtime.GOMAXPROCS(n); was != n {
+			log.Info("main node cores changed", "cores", n, "was", was, "same_host_worker_threads", threads)
+		}
+	}
 }
 
 // engineWorkers returns ingest.Config's Workers and Remote for
@@ -150,7 +184,8 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	}
 	pool, err := distributor.NewPool(e.Gutters(), e.Store(), distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
 		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
-		HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, Logger: log.With("component", "distributor")})
+		HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, Logger: log.With("component", "distributor"),
+		SameHost: c.sameHost(log)})
 	if err != nil {
 		m.Shutdown()
 		return nil, err

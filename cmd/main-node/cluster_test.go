@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -61,6 +63,27 @@ func TestClusterUsageErrors(t *testing.T) {
 	f(`--listen="nonsense"`, "--listen", "nonsense")
 	f("--credits=0", "--listen", "127.0.0.1:0", "--credits", "0")
 	f("--local-workers=-5", "--listen", "127.0.0.1:0", "--local-workers", "-5")
+	f("--cores=-1", "--cores", "-1")
+}
+
+// TestCoresLeftToSameHostWorkers: without --cores the main node runs on
+// the cores it started with less the same-host workers' threads, at
+// least one, and gets them back when those workers go; with --cores it
+// keeps that many.
+func TestCoresLeftToSameHostWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	if f := (&clusterConfig{cores: 3}).sameHost(slog.New(slog.DiscardHandler)); f != nil {
+		t.Error("--cores=3: the main node would follow same-host workers")
+	}
+	f := (&clusterConfig{}).sameHost(slog.New(slog.DiscardHandler))
+	for _, c := range []struct{ threads, want int }{
+		{1, max(1, startCores-1)}, {startCores + 5, 1}, {0, startCores},
+	} {
+		f(c.threads)
+		if got := runtime.GOMAXPROCS(0); got != c.want {
+			t.Errorf("same-host threads %d: GOMAXPROCS %d, want %d (started with %d)", c.threads, got, c.want, startCores)
+		}
+	}
 }
 
 func TestClusterRuntimeErrors(t *testing.T) {

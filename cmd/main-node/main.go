@@ -184,6 +184,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
+	if c.cluster.cores > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.cluster.cores))
+	}
 
 	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
 		return err
