@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,10 +113,22 @@ func TestMetricsMatchJSON(t *testing.T) {
 	}
 
 	// During the run: counters only grow, and what is merged was shipped.
+	// With both single-thread workers on this machine connected, the main
+	// node runs on the cores it started with less two, at least one.
+	start := runtime.GOMAXPROCS(0)
+	wantCores := max(1, start-2)
+	sawCores := false
 	scrapes, last := 0, map[string]float64{}
 	for {
 		fams, _ := scrape(t, mainMetrics)
 		scrapes++
+		cores, ok := value(fams, "sketchcc_main_cores")
+		if !ok || cores < float64(wantCores) || cores > float64(start) {
+			t.Errorf("sketchcc_main_cores %v (present %v), want [%d, %d]", cores, ok, wantCores, start)
+		}
+		if n, _ := value(fams, "sketchcc_workers_connected"); n == 2 && cores == float64(wantCores) {
+			sawCores = true
+		}
 		read, ok := value(fams, "sketchcc_updates_read_total")
 		if !ok {
 			t.Fatal("no sketchcc_updates_read_total")
@@ -146,6 +159,9 @@ func TestMetricsMatchJSON(t *testing.T) {
 		}
 	}
 
+	if !sawCores {
+		t.Errorf("no scrape with both workers connected showed sketchcc_main_cores %d", wantCores)
+	}
 	fams, text := scrape(t, mainMetrics)
 	workerFams := map[string]map[string]*dto.MetricFamily{}
 	for name, a := range workerMetrics {

@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,9 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_stream_updates",
 			Help: "Edge updates the stream's header announces."},
 			func() float64 { return float64(streamUpdates) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_main_cores",
+			Help: "Cores the main node runs on now (GOMAXPROCS; --cores, less same-host workers' threads)."},
+			func() float64 { return float64(runtime.GOMAXPROCS(0)) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_sketch_bytes",
 			Help: "Bytes of the vertex sketches."},
 			func() float64 { return float64(e.SketchBytes()) }),
