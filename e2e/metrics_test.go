@@ -213,6 +213,10 @@ func TestMetricsMatchJSON(t *testing.T) {
 		}
 		// The worker's own count of the batches it sketched.
 		wf := workerFams[w.Name]
+		// --threads 1 keeps the worker to one core.
+		if got, _ := value(wf, "go_sched_gomaxprocs_threads"); got != 1 {
+			t.Errorf("worker %s: go_sched_gomaxprocs_threads %v with --threads 1, want 1", w.Name, got)
+		}
 		if got, _ := value(wf, "sketchcc_batches_sketched_total"); got != float64(w.Batches) {
 			t.Errorf("worker %s: sketchcc_batches_sketched_total %v, main node shipped %d", w.Name, got, w.Batches)
 		}
