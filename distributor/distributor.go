@@ -261,7 +261,7 @@ func (d *distributor) fail(err error) {
 		d.p.requeue(bs)
 		switch {
 		case errors.Is(err, errStopped), errors.Is(err, errAbandoned):
-			d.log.Info("worker released", "batches", len(bs))
+			d.log.Info("worker released", "unanswered", len(bs))
 		case errors.Is(err, errWorkerLeft):
 			d.p.mu.Lock()
 			d.p.mu.leaving[d.name] = d.inc

@@ -202,7 +202,8 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 	cl.unwatch = context.AfterFunc(ctx, pool.Abandon)
 	// Scripts read the address at --log-level info when --listen has
 	// port 0.
-	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers)
+	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers,
+		"cores", runtime.GOMAXPROCS(0))
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeoutCause(ctx, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))

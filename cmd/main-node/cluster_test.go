@@ -151,6 +151,8 @@ func TestClusterInProcess(t *testing.T) {
 		Out                   float64 `json:"network_bytes_per_update_out"`
 		Back                  float64 `json:"network_bytes_per_update_back"`
 		RemoteBatches         uint64  `json:"remote_batches"`
+		MainCores             int     `json:"main_cores"`
+		Readers               int     `json:"readers"`
 		Workers               []struct {
 			Batches, Updates, BytesSent, BytesReceived, DeltasMerged, BatchesResent uint64
 		} `json:"workers"`
@@ -160,6 +162,11 @@ func TestClusterInProcess(t *testing.T) {
 	}
 	if s.Components != 78 || s.LocalWorkers != 0 || len(s.Workers) != 1 || s.NetworkBytesPerUpdate <= 0 {
 		t.Fatalf("summary %s", out.String())
+	}
+	// The worker is on this machine, with one thread: the main node
+	// leaves it a core.
+	if want := max(1, startCores-1); s.MainCores != want || s.Readers < 1 {
+		t.Errorf("main_cores %d, readers %d: want %d cores (started with %d) and a reader count", s.MainCores, s.Readers, want, startCores)
 	}
 	if s.Out <= 0 || s.Back <= 0 || math.Abs(s.Out+s.Back-s.NetworkBytesPerUpdate) > 1e-9*s.NetworkBytesPerUpdate {
 		t.Errorf("bytes per update out %v + back %v, want both > 0 adding up to %v", s.Out, s.Back, s.NetworkBytesPerUpdate)

@@ -295,6 +295,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
 	res.writes = writes
 	prof.stop(res.final.AfterUpdates)
 	res.cpu = prof.split()

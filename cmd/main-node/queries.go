@@ -62,6 +62,8 @@ type runResult struct {
 	writes        checkpointWrites
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *stageCPU
+	// cores is GOMAXPROCS as the last query ended (--cores).
+	cores int
 }
 
 // queryPositions returns the sorted update counts after which to query:

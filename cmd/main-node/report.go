@@ -46,6 +46,8 @@ type summary struct {
 	TransparentHugePages string        `json:"transparent_huge_pages"` // the kernel's THP mode
 	HugePages            bool          `json:"huge_pages"`             // sketches and gutters advised to use them
 	LocalWorkers         int           `json:"local_workers"`
+	Readers              int           `json:"readers"`    // --readers
+	MainCores            int           `json:"main_cores"` // GOMAXPROCS at the end of the stream (--cores)
 	*clusterReport                     // with --listen: "workers", "network_bytes_per_update", …
 	Greedy               bool          `json:"greedy"`
 	Queries              []queryRecord `json:"queries"`
@@ -78,6 +80,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
 		SketchColumns: p.Columns(), SketchRows: p.Rows(),
 		BatchUpdates: e.BatchUpdates(), LocalWorkers: e.Config().Workers,
+		Readers: e.Config().Readers, MainCores: run.cores,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
 		clusterReport: cl.report(res.AfterUpdates),
 		Greedy:        !c.noGreedy,
@@ -98,13 +101,13 @@ components    %d
 ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s%s)
 query         %s
 sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
-hot path      %s sketch kernel, huge pages %s (kernel setting: %s)
+hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
 peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
 		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
-		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages,
+		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages, s.Readers, s.MainCores,
 		humanBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
