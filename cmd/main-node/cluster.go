@@ -58,7 +58,7 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.DurationVar(&c.answerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
 	fs.DurationVar(&c.dialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
 	fs.DurationVar(&c.handshake, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
-	fs.IntVar(&c.cores, "cores", 0, "cores the main node runs on (GOMAXPROCS); 0: all of the machine's, less the delta threads of workers connected from this same machine, so that on a shared machine the main node's idle goroutines do not spin on the workers' cores")
+	fs.IntVar(&c.cores, "cores", 0, "cores the main node runs on (GOMAXPROCS), at most the machine's CPUs; 0: all of the machine's, less the delta threads of workers connected from this same machine, so that on a shared machine the main node's idle goroutines do not spin on the workers' cores")
 	fs.DurationVar(&c.redialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
@@ -89,8 +89,8 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	case c.localWorkers >= 0 && workersSet:
 		errs = append(errs, errors.New("give --workers or --local-workers, not both"))
 	}
-	if c.cores < 0 || c.cores > maxCores {
-		errs = append(errs, fmt.Errorf("--cores=%d, want [0, %d]", c.cores, maxCores))
+	if c.cores < 0 || c.cores > runtime.NumCPU() {
+		errs = append(errs, fmt.Errorf("--cores=%d, want [0, %d] (this machine's CPUs)", c.cores, runtime.NumCPU()))
 	}
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
@@ -110,9 +110,6 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	}
 	return errs
 }
-
-// maxCores bounds --cores.
-const maxCores = 1 << 16
 
 // startCores is GOMAXPROCS as the process started, before --cores or
 // same-host workers changed it.

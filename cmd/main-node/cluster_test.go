@@ -6,12 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
 	"net"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +66,7 @@ func TestClusterUsageErrors(t *testing.T) {
 	f("--credits=0", "--listen", "127.0.0.1:0", "--credits", "0")
 	f("--local-workers=-5", "--listen", "127.0.0.1:0", "--local-workers", "-5")
 	f("--cores=-1", "--cores", "-1")
+	f(fmt.Sprintf("--cores=%d, want [0, %d]", runtime.NumCPU()+1, runtime.NumCPU()), "--cores", strconv.Itoa(runtime.NumCPU()+1))
 }
 
 // TestCoresLeftToSameHostWorkers: without --cores the main node runs on

@@ -270,7 +270,14 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	}
 	defer cl.stop()
 	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
-	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, runtime.GOMAXPROCS(0)),
+	// Queries get a goroutine per core the main node started with (or
+	// --cores): same-host workers may hold all but one by now, and give
+	// them back before the last query.
+	cores := startCores
+	if c.cluster.cores > 0 {
+		cores = c.cluster.cores
+	}
+	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, cores),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
 	var writes checkpointWrites
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
