@@ -50,7 +50,7 @@ cpu=$(cpu_name)
 	echo "- Landscape (C++, MPI; issue 10): 3.1–4.2 M updates/s on kron15 with 1 main + 2 workers on a 2-core machine,"
 	echo "  2.4–2.7 GB main-node RSS"
 	echo
-	echo "| stream | readers | components (exact) | updates/s | main CPU ns/upd | read / insert / ship / merge / other / unsampled | busiest goroutine ns/upd | worker CPU ns/upd | B/upd out / back | main RSS | worker RSS (max) |"
+	echo "| stream | readers (main node's cores) | components (exact) | updates/s | main CPU ns/upd | read / insert / ship / merge / other / unsampled | busiest goroutine ns/upd | worker CPU ns/upd | B/upd out / back | main RSS | worker RSS (max) |"
 	echo "|---|---:|---|---:|---:|---|---|---:|---|---:|---:|"
 } >"$out.tmp"
 
@@ -71,7 +71,8 @@ out = j.get("network_bytes_per_update_out")
 back = j.get("network_bytes_per_update_back")
 wire = f"{out:.2f} / {back:.2f}" if out is not None else f"{j.get('network_bytes_per_update', 0):.2f} (both)"
 ok = "yes" if j["components"] == int(exact) else f"NO (want {exact})"
-print(f"| {stream} | {readers} | {j['components']} ({ok}) | {j['updates_per_second']/1e6:.2f} M | "
+cores = f" on {j['main_cores']} core{'s' if j['main_cores'] != 1 else ''}" if "main_cores" in j else ""
+print(f"| {stream} | {readers}{cores} | {j['components']} ({ok}) | {j['updates_per_second']/1e6:.2f} M | "
       f"{m.get('total_ns_per_update', 0):.1f} | {stages} | {m.get('busiest_goroutine', '?')} {m.get('busiest_goroutine_ns_per_update', 0):.1f} | "
       f"{wcpu*1e9/u:.1f} | {wire} | {j['peak_rss_bytes']/2**20:.0f} MiB | {(max(rss)/2**20 if rss else 0):.0f} MiB |")
 PY
