@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const smallCluster = `# main node + workers on loopback, 2026-01-02
@@ -139,14 +140,24 @@ func TestNewest(t *testing.T) {
 		return strings.TrimSpace(string(out))
 	}
 	git("init", "-q")
-	t.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+	// Both dates fixed, so that the hashes, and the days the loop below
+	// takes, are the same on every run.
+	date := func(day int) string {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, day).Format(time.RFC3339)
+	}
+	t.Setenv("GIT_COMMITTER_DATE", date(0))
+	t.Setenv("GIT_AUTHOR_DATE", date(0))
 	git("commit", "-q", "--allow-empty", "-m", "first")
 	first := git("rev-parse", "--short=9", "HEAD")
 	// The later commit gets the name that sorts first, so that name
 	// order alone would pick the wrong one.
 	second := first
-	for day := 2; second >= first; day++ {
-		t.Setenv("GIT_COMMITTER_DATE", fmt.Sprintf("2026-01-%02dT00:00:00Z", day))
+	for day := 1; second >= first; day++ {
+		if day > 1000 {
+			t.Fatalf("no commit's hash sorted before %s in 1000 tries", first)
+		}
+		t.Setenv("GIT_COMMITTER_DATE", date(day))
+		t.Setenv("GIT_AUTHOR_DATE", date(day))
 		git("commit", "-q", "--allow-empty", "-m", fmt.Sprint("day ", day))
 		second = git("rev-parse", "--short=9", "HEAD")
 	}
