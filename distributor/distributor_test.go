@@ -28,6 +28,19 @@ func newTestPool(t *testing.T, e *testPipe, cfg Config) *Pool {
 	return p
 }
 
+// poolOfTwo starts two workers, "a" and "b", of the given delta threads,
+// and a Pool over e with cfg, and waits until both are connected.
+func poolOfTwo(t *testing.T, e *testPipe, cfg Config, threadsA, threadsB int) (*Pool, *Worker, *Worker) {
+	t.Helper()
+	a, wa := startWorker(t, WorkerConfig{Threads: threadsA})
+	b, wb := startWorker(t, WorkerConfig{Threads: threadsB})
+	p := newTestPool(t, e, cfg)
+	p.Add("a", a)
+	p.Add("b", b)
+	waitWorkers(t, p, 2)
+	return p, wa, wb
+}
+
 func waitWorkers(t *testing.T, p *Pool, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
@@ -64,14 +77,9 @@ func TestPoolOneWorker(t *testing.T) {
 
 func TestPoolTwoWorkersShareWork(t *testing.T) {
 	checkNoLeaks(t)
-	a, _ := startWorker(t, WorkerConfig{Threads: 1})
-	b, _ := startWorker(t, WorkerConfig{Threads: 1})
 	e := newTestPipe(t, 500, 64)
 	defer e.close()
-	p := newTestPool(t, e, Config{Credits: 4, LocalCutoff: -1})
-	p.Add("a", a)
-	p.Add("b", b)
-	waitWorkers(t, p, 2)
+	p, _, _ := poolOfTwo(t, e, Config{Credits: 4, LocalCutoff: -1}, 1, 1)
 	runStream(t, e, p, randomUpdates(2, 500, 40000), nil)
 	st := p.Stats()
 	for _, w := range st.Workers {
@@ -438,14 +446,9 @@ func TestWorkerDropsGarbage(t *testing.T) {
 // answers what it has read and the rest is sent elsewhere.
 func TestPoolWorkerClose(t *testing.T) {
 	checkNoLeaks(t)
-	a, wa := startWorker(t, WorkerConfig{Threads: 1})
-	b, _ := startWorker(t, WorkerConfig{Threads: 1})
 	e := newTestPipe(t, 300, 30)
 	defer e.close()
-	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
-	p.Add("a", a)
-	p.Add("b", b)
-	waitWorkers(t, p, 2)
+	p, wa, _ := poolOfTwo(t, e, Config{LocalCutoff: -1, Credits: 8}, 1, 1)
 	runStream(t, e, p, randomUpdates(11, 300, 30000), func(i int) {
 		if i == 10 {
 			wa.Close()
@@ -659,8 +662,6 @@ func TestPoolRedialsAfterCut(t *testing.T) {
 // connected workers on this machine as they join and leave.
 func TestPoolSameHostThreads(t *testing.T) {
 	checkNoLeaks(t)
-	a, wa := startWorker(t, WorkerConfig{Threads: 1})
-	b, _ := startWorker(t, WorkerConfig{Threads: 3})
 	e := newTestPipe(t, 100, 16)
 	defer e.close()
 	var mu sync.Mutex
@@ -673,11 +674,11 @@ func TestPoolSameHostThreads(t *testing.T) {
 		}
 		return sums[len(sums)-1]
 	}
-	p := newTestPool(t, e, Config{SameHost: func(threads int) {
+	p, wa, _ := poolOfTwo(t, e, Config{SameHost: func(threads int) {
 		mu.Lock()
 		sums = append(sums, threads)
 		mu.Unlock()
-	}})
+	}}, 1, 3)
 	expect := func(want int) {
 		t.Helper()
 		checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
@@ -687,9 +688,6 @@ func TestPoolSameHostThreads(t *testing.T) {
 			return nil
 		})
 	}
-	p.Add("a", a)
-	p.Add("b", b)
-	waitWorkers(t, p, 2)
 	expect(4)
 	wa.Close()
 	expect(3)
