@@ -666,13 +666,10 @@ func TestPoolSameHostThreads(t *testing.T) {
 	defer e.close()
 	var mu sync.Mutex
 	var sums []int
-	last := func() int {
+	calls := func() []int {
 		mu.Lock()
 		defer mu.Unlock()
-		if len(sums) == 0 {
-			return -1
-		}
-		return sums[len(sums)-1]
+		return slices.Clone(sums)
 	}
 	p, wa, _ := poolOfTwo(t, e, Config{SameHost: func(threads int) {
 		mu.Lock()
@@ -682,8 +679,8 @@ func TestPoolSameHostThreads(t *testing.T) {
 	expect := func(want int) {
 		t.Helper()
 		checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
-			if got := last(); got != want {
-				return fmt.Errorf("same-host threads %d, want %d (calls %v)", got, want, sums)
+			if c := calls(); len(c) == 0 || c[len(c)-1] != want {
+				return fmt.Errorf("same-host threads reported %v, want the last %d", c, want)
 			}
 			return nil
 		})
