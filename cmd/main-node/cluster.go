@@ -121,9 +121,10 @@ var startCores = runtime.GOMAXPROCS(0)
 // set) less the delta threads of connected workers on this machine, at
 // least one. On 2 cores with two single-thread workers on loopback (the
 // benchmark setup) that is one: with two, the main node's idle Ps spin and
-// take the workers' cores (kron15, 8 readers, AMD EPYC family 26 model 2:
-// main-node CPU 48-58 against 60-68 ns per update, workers 50-55 against
-// 71-77; results/perf-notes.md).
+// take the workers' cores (kron15, 8 readers, AMD EPYC family 26 model 2,
+// two interleaved rounds: main-node CPU 43.9 / 44.8 against 61.3 / 57.9 ns
+// per update, workers 47.3 / 52.0 against 71.7 / 64.2;
+// results/perf-notes.md, fifth session).
 func (c *clusterConfig) sameHost(log *slog.Logger) func(threads int) {
 	if c.cores > 0 {
 		return nil

@@ -187,9 +187,10 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	}
 	// A worker given fewer threads than cores keeps to that many: Go's
 	// idle Ps would otherwise spin on cores that other processes use
-	// (with a main node and two single-thread workers on 2 cores, the
-	// workers' CPU per update fell from 71-77 ns to 50-55; AMD EPYC
-	// family 26 model 2, results/perf-notes.md).
+	// (with a main node and two single-thread workers on 2 cores, GOMAXPROCS
+	// set to 1 for the workers alone took their CPU per update from
+	// 72.8 / 62.1 ns to 53.1 / 50.7, kron15; AMD EPYC family 26 model 2,
+	// results/perf-notes.md, fifth session).
 	if c.threads < runtime.GOMAXPROCS(0) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.threads))
 	}
