@@ -124,10 +124,14 @@ func BenchmarkPartInsert(b *testing.B) {
 // that has run for a while has: otherwise the timed loop would first touch
 // fresh pages, and measure the kernel's page faults.
 func faultIn(g *Gutters) {
-	for _, s := range [][]uint32{g.slab, g.lines} {
-		for i := 0; i < len(s); i += 1024 {
-			s[i] = 0
-		}
+	for i := 0; i < len(g.slab); i += 1024 {
+		g.slab[i] = 0
+	}
+	for i := 0; i < len(g.lines16); i += 2048 {
+		g.lines16[i] = 0
+	}
+	for i := 0; i < len(g.lines); i += 1024 {
+		g.lines[i] = 0
 	}
 }
 
@@ -144,7 +148,7 @@ func BenchmarkScatteredStores(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
 		stride int // ids from one vertex's line to the next
-	}{{"lines=packed", TailIDs}, {"lines=spread", 2528}} {
+	}{{"lines=packed", wideTailIDs}, {"lines=spread", 2528}} {
 		b.Run(bc.name, func(b *testing.B) {
 			slab := alignedIDs(vertices * bc.stride)
 			hugepage.Advise(slab)
@@ -162,7 +166,7 @@ func BenchmarkScatteredStores(b *testing.B) {
 				v := vs[i%len(vs)]
 				f := fill[v]
 				slab[int(v)*bc.stride+int(f)] = v
-				fill[v] = (f + 1) % TailIDs
+				fill[v] = (f + 1) % wideTailIDs
 				i++
 			}
 		})

@@ -16,7 +16,8 @@
 // scan.
 //
 // An append does not write the slab: it writes the vertex's tail line, one
-// 64-byte line of TailIDs ids in a dense array of Vertices lines. The
+// 64-byte line in a dense array of Vertices lines, which holds 32 ids as
+// uint16 when every id fits (Vertices ≤ 2^16) and 16 as uint32 otherwise. The
 // appends of a stream land at random vertices; in the slab each vertex's
 // buffer lies in its own 4 KiB page, so appending there would miss the TLB
 // at every turn (and, on a virtual machine whose host maps guest memory in
@@ -50,9 +51,15 @@ const (
 	MaxQueueBatches     = 1 << 20
 )
 
-// TailIDs is the number of neighbour ids in a vertex's tail line: one
-// 64-byte cache line.
-const TailIDs = 16
+// The number of neighbour ids in a vertex's tail line, one 64-byte cache
+// line: 32 ids of 16 bits when Vertices ≤ narrowMaxVertices, else 16 of 32
+// bits. A narrow line spills twice as many ids per trip to the slab, whose
+// random pages are what a spill waits on.
+const (
+	narrowTailIDs     = 32
+	wideTailIDs       = 16
+	narrowMaxVertices = 1 << 16
+)
 
 // spillQueue is the number of full tail lines an inserting goroutine
 // holds on their way to the slab (see spills).
@@ -76,6 +83,10 @@ type Config struct {
 	// queued, on the goroutine inserting or flushing; its result travels
 	// in Batch.Ticket (the sketch store's ledger, store.Store.Queue).
 	Queue func(vertex uint32) uint64
+
+	// wideTails keeps 32-bit tail lines at any vertex count, so that
+	// tests cover them on small graphs.
+	wideTails bool
 }
 
 // Validate reports every problem with c at once.
@@ -115,12 +126,23 @@ func (c *Config) ensureDefaults() {
 }
 
 // Bytes returns the memory of the gutters for c, with defaults filled in:
-// the slab's (Vertices + QueueBatches) buffers of BatchUpdates ids, each
-// rounded up to whole lines of TailIDs, and the tail lines' Vertices ·
-// TailIDs ids, of 4 bytes each.
+// the slab's (Vertices + QueueBatches) buffers of BatchUpdates ids of 4
+// bytes, each rounded up to whole tail lines' worth of ids, and the
+// Vertices tail lines of 64 bytes.
 func (c Config) Bytes() int64 {
 	c.ensureDefaults()
-	return (int64(c.slabIDs()) + int64(c.Vertices)*TailIDs) * 4
+	return int64(c.slabIDs())*4 + int64(c.Vertices)*64
+}
+
+// narrow reports whether the tail lines hold 16-bit ids.
+func (c Config) narrow() bool { return c.Vertices <= narrowMaxVertices && !c.wideTails }
+
+// tailIDs is the number of ids in a tail line.
+func (c Config) tailIDs() int {
+	if c.narrow() {
+		return narrowTailIDs
+	}
+	return wideTailIDs
 }
 
 // slabIDs is the length of the slab: a buffer per vertex and per spare.
@@ -129,10 +151,11 @@ func (c Config) slabIDs() int {
 }
 
 // stride is the distance in ids between buffers of the slab: BatchUpdates
-// rounded up to whole lines, so that a full tail line goes to one line of
-// the buffer.
+// rounded up to whole tail lines, so that a full tail line goes to one
+// aligned run of the buffer (one 64-byte line wide, two narrow).
 func (c Config) stride() int {
-	return (c.BatchUpdates + TailIDs - 1) &^ (TailIDs - 1)
+	k := c.tailIDs()
+	return (c.BatchUpdates + k - 1) &^ (k - 1)
 }
 
 // ErrClosed is returned by operations on closed Gutters.
@@ -168,8 +191,12 @@ type Stats struct {
 type Gutters struct {
 	cfg     Config
 	stride  int      // cfg.stride()
-	slab    []uint32 // (Vertices + QueueBatches) buffers of stride ids, 64-byte aligned
-	lines   []uint32 // by vertex: its tail line of TailIDs ids, 64-byte aligned
+	tailIDs int      // cfg.tailIDs()
+	slab    []uint32 // (Vertices + QueueBatches) buffers of stride ids, 128-byte aligned
+	// By vertex, its tail line of tailIDs ids, 64-byte aligned: lines16
+	// when cfg.narrow(), else lines; the other is nil.
+	lines   []uint32
+	lines16 []uint16
 	tails   []tail   // by vertex: its buffer and how full it is
 	listed  []bool   // by vertex: is it in nonEmpty
 	nonEmpt []uint32 // vertices whose gutter may be non-empty
@@ -190,17 +217,22 @@ func New(cfg Config) (*Gutters, error) {
 	}
 	n := int(cfg.Vertices)
 	g := &Gutters{
-		cfg:    cfg,
-		stride: cfg.stride(),
-		slab:   alignedIDs(cfg.slabIDs()),
-		lines:  alignedIDs(n * TailIDs),
-		tails:  make([]tail, n),
-		listed: make([]bool, n),
+		cfg:     cfg,
+		stride:  cfg.stride(),
+		tailIDs: cfg.tailIDs(),
+		slab:    alignedIDs(cfg.slabIDs()),
+		tails:   make([]tail, n),
+		listed:  make([]bool, n),
 		// free holds every spare, so Release never blocks.
 		free: make(chan int32, cfg.QueueBatches),
 		// queue holds every batch that can exist at once, so emit blocks
 		// only on free, never on queue.
 		queue: make(chan Batch, cfg.QueueBatches),
+	}
+	if cfg.narrow() {
+		g.lines16 = aligned[uint16](n * narrowTailIDs)
+	} else {
+		g.lines = alignedIDs(n * wideTailIDs)
 	}
 	for v := range g.tails {
 		g.tails[v].slot = int32(v)
@@ -214,11 +246,16 @@ func New(cfg Config) (*Gutters, error) {
 	return g, nil
 }
 
-// alignedIDs returns n zero ids starting on a 64-byte boundary, so that
-// every TailIDs ids from the start are one cache line.
-func alignedIDs(n int) []uint32 {
-	s := make([]uint32, n+TailIDs)
-	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(s))) & 63 / 4)
+// alignedIDs returns n zero ids starting on a 128-byte boundary, so that
+// every 16 ids from the start are one cache line and every 32 two lines of
+// one page.
+func alignedIDs(n int) []uint32 { return aligned[uint32](n) }
+
+// aligned returns n zeros of T starting on a 128-byte boundary.
+func aligned[T lineID](n int) []T {
+	size := int(unsafe.Sizeof(T(0)))
+	s := make([]T, n+128/size)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(s)))&127) / size
 	return s[off : off+n : off+n]
 }
 
@@ -248,16 +285,7 @@ func (g *Gutters) insert(e stream.Edge) {
 func (g *Gutters) InsertBatch(us []stream.Update) {
 	g.stats.Updates += uint64(len(us))
 	if g.stage == nil {
-		lines, tails, per := g.lines, g.tails, g.cfg.BatchUpdates
-		for i := range us {
-			s, d := us[i].Src, us[i].Dst
-			if !appendID(lines, tails, per, s, d) {
-				g.appendEdge(s, d, &g.nonEmpt, &g.stats, &g.sq)
-			}
-			if !appendID(lines, tails, per, d, s) {
-				g.appendEdge(d, s, &g.nonEmpt, &g.stats, &g.sq)
-			}
-		}
+		g.insertUpdates(us)
 		return
 	}
 	for len(us) > 0 {
@@ -269,21 +297,67 @@ func (g *Gutters) InsertBatch(us []stream.Update) {
 	}
 }
 
+// insertUpdates appends both pairs of every update of us, for InsertBatch.
+// The loops here and in insertPairs are written out for each width of the
+// tail lines: a generic loop, passed its dictionary, kept less in
+// registers and cost about 1.5 ns more per pair (BenchmarkPartInsert).
+func (g *Gutters) insertUpdates(us []stream.Update) {
+	tails, per := g.tails, g.cfg.BatchUpdates
+	if lines := g.lines16; lines != nil {
+		for i := range us {
+			s, d := us[i].Src, us[i].Dst
+			if !appendID16(lines, tails, per, s, d) {
+				appendEdge(g, lines, s, d, &g.nonEmpt, &g.stats, &g.sq)
+			}
+			if !appendID16(lines, tails, per, d, s) {
+				appendEdge(g, lines, d, s, &g.nonEmpt, &g.stats, &g.sq)
+			}
+		}
+		return
+	}
+	lines := g.lines
+	for i := range us {
+		s, d := us[i].Src, us[i].Dst
+		if !appendID32(lines, tails, per, s, d) {
+			appendEdge(g, lines, s, d, &g.nonEmpt, &g.stats, &g.sq)
+		}
+		if !appendID32(lines, tails, per, d, s) {
+			appendEdge(g, lines, d, s, &g.nonEmpt, &g.stats, &g.sq)
+		}
+	}
+}
+
 // insertStaged appends the staged updates' pairs, grouped by vertex range.
 func (g *Gutters) insertStaged() {
 	if g.stage == nil {
 		return
 	}
-	lines, tails, per := g.lines, g.tails, g.cfg.BatchUpdates
-	for _, pr := range g.stage.take() {
-		if !appendID(lines, tails, per, pr[0], pr[1]) {
-			g.appendEdge(pr[0], pr[1], &g.nonEmpt, &g.stats, &g.sq)
+	g.insertPairs(g.stage.take(), &g.nonEmpt, &g.stats, &g.sq)
+}
+
+// insertPairs appends id p[1] to vertex p[0]'s gutter for each pair p,
+// listing new non-empty gutters in nonEmpt, counting batches in st and
+// queueing spills on sq: those of the goroutine that inserts.
+func (g *Gutters) insertPairs(pairs [][2]uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+	tails, per := g.tails, g.cfg.BatchUpdates
+	if lines := g.lines16; lines != nil {
+		for _, pr := range pairs {
+			if !appendID16(lines, tails, per, pr[0], pr[1]) {
+				appendEdge(g, lines, pr[0], pr[1], nonEmpt, st, sq)
+			}
+		}
+		return
+	}
+	lines := g.lines
+	for _, pr := range pairs {
+		if !appendID32(lines, tails, per, pr[0], pr[1]) {
+			appendEdge(g, lines, pr[0], pr[1], nonEmpt, st, sq)
 		}
 	}
 }
 
 // tail is a vertex's gutter: the slab buffer it appends to and the ids it
-// holds, fill. Of those, the first (fill-1) &^ (TailIDs-1) are in the
+// holds, fill. Of those, the first (fill-1) &^ (tailIDs-1) are in the
 // buffer or queued for it, and the rest only in the tail line (a settled
 // line is in both). Keeping slot and fill in one 8-byte record makes an
 // append touch one line of gutter state besides the tail line.
@@ -294,23 +368,39 @@ type tail struct {
 
 // add appends u to v's gutter.
 func (g *Gutters) add(v, u uint32) {
-	if !appendID(g.lines, g.tails, g.cfg.BatchUpdates, v, u) {
-		g.appendEdge(v, u, &g.nonEmpt, &g.stats, &g.sq)
-	}
+	g.insertPairs([][2]uint32{{v, u}}, &g.nonEmpt, &g.stats, &g.sq)
 }
 
-// appendID appends u to v's tail line and reports true, unless the append
-// is the gutter's first, the line's last or the gutter's last (per is
-// BatchUpdates): then it changes nothing, reports false, and the caller
-// must call appendEdge instead. It is small enough to inline into the
-// insert loops.
-func appendID(lines []uint32, tails []tail, per int, v, u uint32) bool {
+// lineID is the type of the ids in tail lines.
+type lineID interface{ uint16 | uint32 }
+
+// lineIDs is the number of ids of type T in a 64-byte tail line.
+func lineIDs[T lineID]() uint32 { return 64 / uint32(unsafe.Sizeof(T(0))) }
+
+// appendID16 appends u to v's narrow tail line and reports true, unless
+// the append is the gutter's first, the line's last or the gutter's last
+// (per is BatchUpdates): then it changes nothing, reports false, and the
+// caller must call appendEdge instead. It is small enough to inline into
+// the insert loops.
+func appendID16(lines []uint16, tails []tail, per int, v, u uint32) bool {
 	t := &tails[v]
 	n := t.fill
-	if n%TailIDs == TailIDs-1 || n == 0 || int(n)+1 == per {
+	if n%narrowTailIDs == narrowTailIDs-1 || n == 0 || int(n)+1 == per {
 		return false
 	}
-	lines[int(v)*TailIDs+int(n%TailIDs)] = u
+	lines[int(v)*narrowTailIDs+int(n%narrowTailIDs)] = uint16(u)
+	t.fill = n + 1
+	return true
+}
+
+// appendID32 is appendID16 for wide tail lines.
+func appendID32(lines []uint32, tails []tail, per int, v, u uint32) bool {
+	t := &tails[v]
+	n := t.fill
+	if n%wideTailIDs == wideTailIDs-1 || n == 0 || int(n)+1 == per {
+		return false
+	}
+	lines[int(v)*wideTailIDs+int(n%wideTailIDs)] = u
 	t.fill = n + 1
 	return true
 }
@@ -320,19 +410,20 @@ func appendID(lines []uint32, tails []tail, per int, v, u uint32) bool {
 // sq for its buffer, and emits a full gutter, counting the batch in st.
 //
 //go:noinline
-func (g *Gutters) appendEdge(v, u uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+	k := lineIDs[T]()
 	t := &g.tails[v]
 	n := t.fill
-	line := (*[TailIDs]uint32)(g.lines[int(v)*TailIDs:])
-	line[n%TailIDs] = u
+	line := lines[int(v)*int(k) : int(v+1)*int(k)]
+	line[n%k] = T(u)
 	t.fill = n + 1
 	if n == 0 && !g.listed[v] {
 		g.listed[v] = true
 		*nonEmpt = append(*nonEmpt, v)
 	}
-	if n%TailIDs == TailIDs-1 {
-		at := int(t.slot)*g.stride + int(n) - (TailIDs - 1)
-		sq.add(g, at, line, u)
+	if n%k == k-1 {
+		at := int(t.slot)*g.stride + int(n) - int(k-1)
+		spill(sq, g, at, line, u)
 	}
 	if int(n)+1 == g.cfg.BatchUpdates {
 		sq.drain(g)
@@ -347,22 +438,23 @@ type spills struct {
 	n   int             // lines queued, at most spillQueue
 	end int             // ring index after the newest line
 	at  [spillQueue]int // slab index of each line's destination
-	ids [spillQueue][TailIDs]uint32
+	ids [spillQueue][narrowTailIDs]uint32
 }
 
-// add queues line, whose last id is u, for slab[at:at+TailIDs]. Each time
-// half a ring of lines has queued, it prefetches their destinations all
-// at once, so that their TLB walks overlap, and copies the half before,
-// whose lines have arrived meanwhile. It reads the line an id at a time
-// and takes u from its argument: a wider load spanning recent 4-byte
+// spill queues line, whose last id is u, for slab[at:at+len(line)]. Each
+// time half a ring of lines has queued, it prefetches their destinations
+// all at once, so that their TLB walks overlap, and copies the half
+// before, whose lines have arrived meanwhile. It reads the line an id at
+// a time and takes u from its argument: a wider load spanning recent
 // stores would not be forwarded from the store buffer and would wait
 // until they are written.
-func (sq *spills) add(g *Gutters, at int, line *[TailIDs]uint32, u uint32) {
+func spill[T lineID](sq *spills, g *Gutters, at int, line []T, u uint32) {
+	last := int(lineIDs[T]()) - 1
 	e := &sq.ids[sq.end]
-	for i := range TailIDs - 1 {
-		e[i] = line[i]
+	for i, x := range line[:last] {
+		e[i] = uint32(x)
 	}
-	e[TailIDs-1] = u
+	e[last] = u
 	sq.at[sq.end] = at
 	sq.end = (sq.end + 1) % spillQueue
 	sq.n++
@@ -371,6 +463,9 @@ func (sq *spills) add(g *Gutters, at int, line *[TailIDs]uint32, u uint32) {
 	}
 	half := (sq.end + spillQueue/2) % spillQueue
 	prefetchLines(&g.slab[0], &sq.at[half], spillQueue/2)
+	if last >= wideTailIDs { // a narrow line's second 64 bytes
+		prefetchLines(&g.slab[wideTailIDs], &sq.at[half], spillQueue/2)
+	}
 	if sq.n == spillQueue {
 		for i := sq.end; i < sq.end+spillQueue/2; i++ { // the older half
 			sq.write(g, i)
@@ -389,7 +484,11 @@ func (sq *spills) drain(g *Gutters) {
 
 // write copies queued line i to its destination.
 func (sq *spills) write(g *Gutters, i int) {
-	*(*[TailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
+	if g.lines16 != nil {
+		*(*[narrowTailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
+	} else {
+		*(*[wideTailIDs]uint32)(g.slab[sq.at[i]:]) = [wideTailIDs]uint32(sq.ids[i][:wideTailIDs])
+	}
 }
 
 // settle copies the ids of v's tail line that its buffer lacks into the
@@ -400,9 +499,17 @@ func (g *Gutters) settle(v uint32) {
 	if t.fill == 0 {
 		return
 	}
-	at := (t.fill - 1) &^ (TailIDs - 1)
-	line := int(v) * TailIDs
-	copy(g.buffer(t.slot)[at:t.fill], g.lines[line:line+int(t.fill-at)])
+	k := uint32(g.tailIDs)
+	at := (t.fill - 1) &^ (k - 1)
+	dst := g.buffer(t.slot)[at:t.fill]
+	line := int(v) * int(k)
+	if g.lines16 != nil {
+		for i, x := range g.lines16[line : line+len(dst)] {
+			dst[i] = uint32(x)
+		}
+	} else {
+		copy(dst, g.lines[line:line+len(dst)])
+	}
 }
 
 // emit hands v's buffer to the queue and gives v a spare one, counting the
@@ -563,6 +670,7 @@ func (g *Gutters) Release(b Batch) {
 // the first insert; it pays when most gutters get appends.
 func (g *Gutters) AdviseHugePages() bool {
 	hugepage.Advise(g.lines)
+	hugepage.Advise(g.lines16)
 	return hugepage.Advise(g.slab)
 }
 

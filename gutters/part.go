@@ -58,12 +58,6 @@ func (g *Gutters) Parts(n int) ([]*Part, error) {
 // gutters as batches, blocking while no spare buffer is free, and
 // allocates nothing once the Part has listed its vertices.
 func (p *Part) Insert(pairs [][2]uint32) {
-	g := p.g
-	lines, tails, per := g.lines, g.tails, g.cfg.BatchUpdates
-	for _, pr := range pairs {
-		if !appendID(lines, tails, per, pr[0], pr[1]) {
-			g.appendEdge(pr[0], pr[1], &p.nonEmpt, &p.stats, &p.sq)
-		}
-	}
+	p.g.insertPairs(pairs, &p.nonEmpt, &p.stats, &p.sq)
 	p.pairs += uint64(len(pairs))
 }
