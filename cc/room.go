@@ -31,9 +31,12 @@ type Pipeline interface {
 	// hold every update read.
 	Settle(ctx context.Context) error
 	// Held returns the neighbour ids buffered for vertex v and not in its
-	// sketch, valid until the pipeline next changes; called by several
-	// goroutines at once between Settle and the next IngestN.
-	Held(v uint32) []uint32
+	// sketch, valid until the pipeline next changes and, when they are
+	// widened into *buf, until buf's next use; called by several
+	// goroutines at once, each with its own buf, between Settle and the
+	// next IngestN. HeldLen returns how many there are.
+	Held(v uint32, buf *[]uint32) []uint32
+	HeldLen(v uint32) int
 	// Drop empties v's gutter once the caller has applied Held(v) to the
 	// store (store.ApplyNow); called by the Room's goroutine only.
 	Drop(v uint32)
@@ -266,8 +269,14 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		apply time.Duration
 	)
 	if reuse {
+		var bufs sync.Pool // of *[]uint32, for Held from Boruvka's goroutines
 		rs.held = func(view []sketch.Bucket, round int, v uint32) {
-			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v))
+			buf, _ := bufs.Get().(*[]uint32)
+			if buf == nil {
+				buf = new([]uint32)
+			}
+			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v, buf))
+			bufs.Put(buf)
 		}
 		d, kept, rs.finished = g.start()
 		ta := time.Now()
@@ -320,7 +329,7 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
 	ids := 0
 	for v := range n {
 		if rt := d.Find(v); !finished[rt] && rt != largest {
-			if k := len(r.pipe.Held(v)); k > 0 {
+			if k := r.pipe.HeldLen(v); k > 0 {
 				vs = append(vs, v)
 				ids += k
 			}
@@ -333,12 +342,13 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
 	var wg sync.WaitGroup
 	for range r.cfg.Workers {
 		wg.Go(func() {
+			var buf []uint32
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(vs) {
 					return
 				}
-				r.st.ApplyNow(vs[i], r.pipe.Held(vs[i]))
+				r.st.ApplyNow(vs[i], r.pipe.Held(vs[i], &buf))
 			}
 		})
 	}

@@ -579,15 +579,15 @@ func (p *Pool) isAbandoned() bool {
 // batch, or sketches it on the main node when it is under the local
 // cutoff (nil then). It releases b.
 func (p *Pool) take(b gutters.Batch, enc *batchEncoder) *pending {
-	if len(b.Neighbors) < p.cfg.LocalCutoff {
-		p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
+	if b.Len() < p.cfg.LocalCutoff {
+		p.applyBatch(b.Ticket, b.Vertex, b.IDs(&enc.wide))
 		p.gut.Release(b)
 		p.localCutoff.Add(1)
 		return nil
 	}
 	buf := p.buffers.Get().(*[]byte)
-	pb := &pending{id: b.Ticket, vertex: b.Vertex, raw: len(b.Neighbors)}
-	pb.enc, pb.ids = enc.append((*buf)[:0], b.Neighbors)
+	pb := &pending{id: b.Ticket, vertex: b.Vertex, raw: b.Len()}
+	pb.enc, pb.ids = enc.appendBatch((*buf)[:0], b)
 	p.gut.Release(b)
 	return pb
 }
@@ -643,6 +643,7 @@ func (p *Pool) requeue(bs []*pending) {
 // connected. It runs in its own goroutine until Close.
 func (p *Pool) runFallback() {
 	batches := p.gut.Batches()
+	var wide []uint32 // a 16-bit batch's ids widened
 	for {
 		p.mu.Lock()
 		active, changed := p.mu.active, p.mu.changed
@@ -666,7 +667,7 @@ func (p *Pool) runFallback() {
 				batches = nil
 				continue
 			}
-			p.applyBatch(b.Ticket, b.Vertex, b.Neighbors)
+			p.applyBatch(b.Ticket, b.Vertex, b.IDs(&wide))
 			p.gut.Release(b)
 			p.fallback.Add(1)
 		case <-changed:

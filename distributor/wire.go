@@ -18,6 +18,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"sketchcc/gutters"
 	"sketchcc/sketch"
 )
 
@@ -57,6 +58,9 @@ type batchEncoder struct {
 	bits []uint64
 	// ids holds the sorted odd-count set of the batch being encoded.
 	ids []uint32
+	// wide holds a 16-bit batch's ids widened, for the main node to
+	// sketch it itself (Pool.take).
+	wide []uint32
 }
 
 func newBatchEncoder(vertices uint32) *batchEncoder {
@@ -67,14 +71,32 @@ func newBatchEncoder(vertices uint32) *batchEncoder {
 // odd number of times in neighbors (each below the encoder's vertex
 // count), and returns the extended slice and how many ids it holds.
 func (e *batchEncoder) append(dst []byte, neighbors []uint32) ([]byte, int) {
+	return appendIDs(e, dst, neighbors)
+}
+
+// appendBatch is append for the neighbour ids of b, 32- or 16-bit.
+func (e *batchEncoder) appendBatch(dst []byte, b gutters.Batch) ([]byte, int) {
+	if b.Narrow != nil {
+		return appendIDs(e, dst, b.Narrow)
+	}
+	return appendIDs(e, dst, b.Neighbors)
+}
+
+// id is the type of the neighbour ids of a batch.
+type id interface{ uint16 | uint32 }
+
+func appendIDs[T id](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
 	// Toggling bits costs one word per id, then a scan of the words
 	// between the smallest and the largest id; sorting costs about
 	// log2(n) comparisons per id. Take the bitmap when its words are
 	// few next to the batch.
 	if e.vertices <= bitmapMaxVertices && int(e.vertices/64) <= 16*len(neighbors) {
-		return e.appendFromBits(dst, neighbors)
+		return appendFromBits(e, dst, neighbors)
 	}
-	e.ids = append(e.ids[:0], neighbors...)
+	e.ids = e.ids[:0]
+	for _, u := range neighbors {
+		e.ids = append(e.ids, uint32(u))
+	}
 	slices.Sort(e.ids)
 	e.ids = oddCount(e.ids)
 	return appendSorted(dst, e.ids), len(e.ids)
@@ -97,7 +119,7 @@ func oddCount(ids []uint32) []uint32 {
 	return out
 }
 
-func (e *batchEncoder) appendFromBits(dst []byte, neighbors []uint32) ([]byte, int) {
+func appendFromBits[T id](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
 	if e.bits == nil {
 		e.bits = make([]uint64, (uint64(e.vertices)+63)/64)
 	}
@@ -110,11 +132,11 @@ func (e *batchEncoder) appendFromBits(dst []byte, neighbors []uint32) ([]byte, i
 			b[u/64] ^= 1 << (u % 64)
 		}
 	} else {
-		lo, hi = neighbors[0], neighbors[0]
+		lo, hi = uint32(neighbors[0]), uint32(neighbors[0])
 		for _, u := range neighbors {
 			b[u/64] ^= 1 << (u % 64)
-			lo = min(lo, u)
-			hi = max(hi, u)
+			lo = min(lo, uint32(u))
+			hi = max(hi, uint32(u))
 		}
 	}
 	words := b[lo/64 : hi/64+1]

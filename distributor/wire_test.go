@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"sketchcc/gutters"
 	"sketchcc/sketch"
 )
 
@@ -92,6 +93,18 @@ func TestBatchRoundTrip(t *testing.T) {
 				sorted := appendSorted(nil, want)
 				if !slices.Equal(sorted, payload) {
 					t.Fatalf("V=%d n=%d: the sort path writes %x, the encoder %x", vertices, n, sorted[:min(16, len(sorted))], payload[:min(16, len(payload))])
+				}
+				if vertices <= 1<<16 {
+					// The same ids in a narrow gutter's batch.
+					narrow := make([]uint16, len(ids))
+					for i, u := range ids {
+						narrow[i] = uint16(u)
+					}
+					got, k := newBatchEncoder(vertices).appendBatch(nil, gutters.Batch{Vertex: v, Narrow: narrow})
+					if k != len(want) || !slices.Equal(got, payload) {
+						t.Fatalf("V=%d n=%d: a 16-bit batch encodes to %d ids in %x, the 32-bit one %d in %x",
+							vertices, n, k, got[:min(16, len(got))], len(want), payload[:min(16, len(payload))])
+					}
 				}
 			}
 		}

@@ -124,8 +124,8 @@ func BenchmarkPartInsert(b *testing.B) {
 // that has run for a while has: otherwise the timed loop would first touch
 // fresh pages, and measure the kernel's page faults.
 func faultIn(g *Gutters) {
-	for i := 0; i < len(g.slab); i += 1024 {
-		g.slab[i] = 0
+	for i := 0; i < len(g.raw); i += 1024 {
+		g.raw[i] = 0
 	}
 	for i := 0; i < len(g.lines16); i += 2048 {
 		g.lines16[i] = 0

@@ -29,7 +29,7 @@ func TestFlushLocalKeepsEveryPair(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for b := range g.Batches() {
-			record(b.Vertex, b.Neighbors)
+			record(b.Vertex, b.IDs(new([]uint32)))
 			g.Release(b)
 		}
 	})

@@ -11,13 +11,14 @@
 // non-empty gutters rather than the number of vertices.
 //
 // All buffers live in one pointer-free slab of (Vertices + QueueBatches)
-// buffers of BatchUpdates uint32s (each padded to whole 64-byte lines), so
+// buffers of BatchUpdates ids (each padded to whole 64-byte lines), so
 // nothing is allocated per batch and the garbage collector has nothing to
-// scan.
+// scan. Ids take 16 bits when every vertex id fits (Vertices ≤ 2^16, the
+// narrow gutters), 32 otherwise: at 2^15 vertices the slab is then 165 MB
+// rather than 330, and each 64-byte trip to it carries 32 ids, not 16.
 //
 // An append does not write the slab: it writes the vertex's tail line, one
-// 64-byte line in a dense array of Vertices lines, which holds 32 ids as
-// uint16 when every id fits (Vertices ≤ 2^16) and 16 as uint32 otherwise. The
+// 64-byte line in a dense array of Vertices lines (32 ids narrow, 16 wide). The
 // appends of a stream land at random vertices; in the slab each vertex's
 // buffer lies in its own 4 KiB page, so appending there would miss the TLB
 // at every turn (and, on a virtual machine whose host maps guest memory in
@@ -37,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"sketchcc/internal/hugepage"
@@ -54,7 +56,10 @@ const (
 // The number of neighbour ids in a vertex's tail line, one 64-byte cache
 // line: 32 ids of 16 bits when Vertices ≤ narrowMaxVertices, else 16 of 32
 // bits. A narrow line spills twice as many ids per trip to the slab, whose
-// random pages are what a spill waits on.
+// random pages are what a spill waits on. Against 16-bit tail lines
+// widened into a 32-bit slab, the 16-bit slab took kron15's insert stage
+// (cluster, 8 readers) from 16.6-20.5 to 13.9-15.1 ns per update on an
+// AMD EPYC family 26 model 2 (results/perf-notes.md).
 const (
 	narrowTailIDs     = 32
 	wideTailIDs       = 16
@@ -126,13 +131,16 @@ func (c *Config) ensureDefaults() {
 }
 
 // Bytes returns the memory of the gutters for c, with defaults filled in:
-// the slab's (Vertices + QueueBatches) buffers of BatchUpdates ids of 4
-// bytes, each rounded up to whole tail lines' worth of ids, and the
-// Vertices tail lines of 64 bytes.
+// the slab's (Vertices + QueueBatches) buffers of BatchUpdates ids, each
+// rounded up to a whole 64-byte line, and the Vertices tail lines of 64
+// bytes. An id takes 2 bytes when Vertices ≤ 2^16, else 4.
 func (c Config) Bytes() int64 {
 	c.ensureDefaults()
-	return int64(c.slabIDs())*4 + int64(c.Vertices)*64
+	return c.slabBytes() + int64(c.Vertices)*64
 }
+
+// slabBytes is the size of the slab.
+func (c Config) slabBytes() int64 { return int64(c.slabIDs()) * int64(64/c.tailIDs()) }
 
 // narrow reports whether the tail lines hold 16-bit ids.
 func (c Config) narrow() bool { return c.Vertices <= narrowMaxVertices && !c.wideTails }
@@ -152,7 +160,7 @@ func (c Config) slabIDs() int {
 
 // stride is the distance in ids between buffers of the slab: BatchUpdates
 // rounded up to whole tail lines, so that a full tail line goes to one
-// aligned run of the buffer (one 64-byte line wide, two narrow).
+// 64-byte line of the buffer.
 func (c Config) stride() int {
 	k := c.tailIDs()
 	return (c.BatchUpdates + k - 1) &^ (k - 1)
@@ -166,12 +174,26 @@ var ErrClosed = errors.New("gutters: closed")
 type Batch struct {
 	// Vertex is the vertex whose sketch the batch updates.
 	Vertex uint32
-	// Neighbors holds between 1 and BatchUpdates neighbour ids, each
-	// != Vertex. It aliases the gutter slab and is valid until Release.
+	// Neighbors (wide gutters) or Narrow (Vertices ≤ 2^16) holds between
+	// 1 and BatchUpdates neighbour ids, each != Vertex; the other is nil.
+	// It aliases the gutter slab and is valid until Release.
 	Neighbors []uint32
+	Narrow    []uint16
 	// Ticket is what Config.Queue returned for this batch, or 0.
 	Ticket uint64
 	slot   int32
+}
+
+// Len returns the number of neighbour ids of b.
+func (b Batch) Len() int { return len(b.Neighbors) + len(b.Narrow) }
+
+// IDs returns b's neighbour ids as uint32: Neighbors, or Narrow widened
+// into *buf (see Widen).
+func (b Batch) IDs(buf *[]uint32) []uint32 {
+	if b.Narrow != nil {
+		return Widen(buf, b.Narrow)
+	}
+	return b.Neighbors
 }
 
 // Stats counts what Gutters has done.
@@ -190,13 +212,21 @@ type Stats struct {
 // Gutters is the set of per-vertex gutters.
 type Gutters struct {
 	cfg     Config
-	stride  int      // cfg.stride()
-	tailIDs int      // cfg.tailIDs()
-	slab    []uint32 // (Vertices + QueueBatches) buffers of stride ids, 128-byte aligned
+	stride  int // cfg.stride()
+	tailIDs int // cfg.tailIDs()
+	// raw is the slab's memory, 64-byte aligned, in 4-byte words: the
+	// spill queue copies lines to it and prefetches them in it. It holds
+	// (Vertices + QueueBatches) buffers of stride ids, seen as slab16 when
+	// cfg.narrow() and as slab otherwise; the other is nil.
+	raw    []uint32
+	slab   []uint32
+	slab16 []uint16
 	// By vertex, its tail line of tailIDs ids, 64-byte aligned: lines16
 	// when cfg.narrow(), else lines; the other is nil.
 	lines   []uint32
 	lines16 []uint16
+	// wide holds a narrow gutter's ids widened for FlushLocal's apply.
+	wide    []uint32
 	tails   []tail   // by vertex: its buffer and how full it is
 	listed  []bool   // by vertex: is it in nonEmpty
 	nonEmpt []uint32 // vertices whose gutter may be non-empty
@@ -220,7 +250,7 @@ func New(cfg Config) (*Gutters, error) {
 		cfg:     cfg,
 		stride:  cfg.stride(),
 		tailIDs: cfg.tailIDs(),
-		slab:    alignedIDs(cfg.slabIDs()),
+		raw:     alignedIDs(int(cfg.slabBytes() / 4)),
 		tails:   make([]tail, n),
 		listed:  make([]bool, n),
 		// free holds every spare, so Release never blocks.
@@ -231,8 +261,10 @@ func New(cfg Config) (*Gutters, error) {
 	}
 	if cfg.narrow() {
 		g.lines16 = aligned[uint16](n * narrowTailIDs)
+		g.slab16 = unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(g.raw))), 2*len(g.raw))
 	} else {
 		g.lines = alignedIDs(n * wideTailIDs)
+		g.slab = g.raw
 	}
 	for v := range g.tails {
 		g.tails[v].slot = int32(v)
@@ -246,16 +278,15 @@ func New(cfg Config) (*Gutters, error) {
 	return g, nil
 }
 
-// alignedIDs returns n zero ids starting on a 128-byte boundary, so that
-// every 16 ids from the start are one cache line and every 32 two lines of
-// one page.
+// alignedIDs returns n zero ids starting on a 64-byte boundary, so that
+// every 16 ids from the start are one cache line.
 func alignedIDs(n int) []uint32 { return aligned[uint32](n) }
 
-// aligned returns n zeros of T starting on a 128-byte boundary.
+// aligned returns n zeros of T starting on a 64-byte boundary.
 func aligned[T lineID](n int) []T {
 	size := int(unsafe.Sizeof(T(0)))
-	s := make([]T, n+128/size)
-	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(s)))&127) / size
+	s := make([]T, n+64/size)
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(s)))&63) / size
 	return s[off : off+n : off+n]
 }
 
@@ -422,8 +453,8 @@ func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, nonEmpt *[]uint32,
 		*nonEmpt = append(*nonEmpt, v)
 	}
 	if n%k == k-1 {
-		at := int(t.slot)*g.stride + int(n) - int(k-1)
-		spill(sq, g, at, line, u)
+		at := int(t.slot)*g.stride + int(n) - int(k-1) // in ids
+		spill(sq, g, at*int(64/k)/4, line, u)          // in words of raw
 	}
 	if int(n)+1 == g.cfg.BatchUpdates {
 		sq.drain(g)
@@ -435,26 +466,26 @@ func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, nonEmpt *[]uint32,
 // inserting goroutine: a ring of spillQueue lines, prefetched a half at a
 // time and copied a half later.
 type spills struct {
-	n   int             // lines queued, at most spillQueue
-	end int             // ring index after the newest line
-	at  [spillQueue]int // slab index of each line's destination
-	ids [spillQueue][narrowTailIDs]uint32
+	n    int             // lines queued, at most spillQueue
+	end  int             // ring index after the newest line
+	at   [spillQueue]int // index in Gutters.raw of each line's destination
+	line [spillQueue][16]uint32
 }
 
-// spill queues line, whose last id is u, for slab[at:at+len(line)]. Each
-// time half a ring of lines has queued, it prefetches their destinations
-// all at once, so that their TLB walks overlap, and copies the half
-// before, whose lines have arrived meanwhile. It reads the line an id at
-// a time and takes u from its argument: a wider load spanning recent
-// stores would not be forwarded from the store buffer and would wait
-// until they are written.
+// spill queues line, whose last id is u, for raw[at:at+16]. Each time half
+// a ring of lines has queued, it prefetches their destinations all at
+// once, so that their TLB walks overlap, and copies the half before, whose
+// lines have arrived meanwhile. It reads the line an id at a time and
+// takes u from its argument: a wider load spanning recent stores would not
+// be forwarded from the store buffer and would wait until they are
+// written.
 func spill[T lineID](sq *spills, g *Gutters, at int, line []T, u uint32) {
-	last := int(lineIDs[T]()) - 1
-	e := &sq.ids[sq.end]
-	for i, x := range line[:last] {
-		e[i] = uint32(x)
+	k := int(lineIDs[T]())
+	e := unsafe.Slice((*T)(unsafe.Pointer(&sq.line[sq.end])), k)
+	for i, x := range line[:k-1] {
+		e[i] = x
 	}
-	e[last] = u
+	e[k-1] = T(u)
 	sq.at[sq.end] = at
 	sq.end = (sq.end + 1) % spillQueue
 	sq.n++
@@ -462,10 +493,7 @@ func spill[T lineID](sq *spills, g *Gutters, at int, line []T, u uint32) {
 		return
 	}
 	half := (sq.end + spillQueue/2) % spillQueue
-	prefetchLines(&g.slab[0], &sq.at[half], spillQueue/2)
-	if last >= wideTailIDs { // a narrow line's second 64 bytes
-		prefetchLines(&g.slab[wideTailIDs], &sq.at[half], spillQueue/2)
-	}
+	prefetchLines(&g.raw[0], &sq.at[half], spillQueue/2)
 	if sq.n == spillQueue {
 		for i := sq.end; i < sq.end+spillQueue/2; i++ { // the older half
 			sq.write(g, i)
@@ -484,11 +512,7 @@ func (sq *spills) drain(g *Gutters) {
 
 // write copies queued line i to its destination.
 func (sq *spills) write(g *Gutters, i int) {
-	if g.lines16 != nil {
-		*(*[narrowTailIDs]uint32)(g.slab[sq.at[i]:]) = sq.ids[i]
-	} else {
-		*(*[wideTailIDs]uint32)(g.slab[sq.at[i]:]) = [wideTailIDs]uint32(sq.ids[i][:wideTailIDs])
-	}
+	*(*[16]uint32)(g.raw[sq.at[i]:]) = sq.line[i]
 }
 
 // settle copies the ids of v's tail line that its buffer lacks into the
@@ -501,14 +525,11 @@ func (g *Gutters) settle(v uint32) {
 	}
 	k := uint32(g.tailIDs)
 	at := (t.fill - 1) &^ (k - 1)
-	dst := g.buffer(t.slot)[at:t.fill]
 	line := int(v) * int(k)
 	if g.lines16 != nil {
-		for i, x := range g.lines16[line : line+len(dst)] {
-			dst[i] = uint32(x)
-		}
+		copy(g.buffer16(t.slot)[at:t.fill], g.lines16[line:])
 	} else {
-		copy(dst, g.lines[line:line+len(dst)])
+		copy(g.buffer32(t.slot)[at:t.fill], g.lines[line:])
 	}
 }
 
@@ -529,13 +550,27 @@ func (g *Gutters) handOver(v uint32, spare int32, st *Stats) {
 	if g.cfg.Queue != nil {
 		ticket = g.cfg.Queue(v)
 	}
-	g.queue <- Batch{Vertex: v, Neighbors: g.buffer(t.slot)[:t.fill], Ticket: ticket, slot: t.slot}
+	b := Batch{Vertex: v, Ticket: ticket, slot: t.slot}
+	if g.slab16 != nil {
+		b.Narrow = g.buffer16(t.slot)[:t.fill]
+	} else {
+		b.Neighbors = g.buffer32(t.slot)[:t.fill]
+	}
+	g.queue <- b
 }
 
-// buffer returns buffer slot of the slab, BatchUpdates ids long.
-func (g *Gutters) buffer(slot int32) []uint32 {
-	lo := int(slot) * g.stride
-	return g.slab[lo : lo+g.cfg.BatchUpdates : lo+g.cfg.BatchUpdates]
+// buffer32 and buffer16 return buffer slot of the slab, BatchUpdates ids
+// long, of wide and narrow gutters.
+func (g *Gutters) buffer32(slot int32) []uint32 {
+	return buffer(g.slab, slot, g.stride, g.cfg.BatchUpdates)
+}
+func (g *Gutters) buffer16(slot int32) []uint16 {
+	return buffer(g.slab16, slot, g.stride, g.cfg.BatchUpdates)
+}
+
+func buffer[T lineID](slab []T, slot int32, stride, n int) []T {
+	lo := int(slot) * stride
+	return slab[lo : lo+n : lo+n]
 }
 
 // Flush emits every non-empty gutter as a batch. It blocks as Insert does,
@@ -587,7 +622,7 @@ func (g *Gutters) flushList(list []uint32, local func(vertex uint32, neighbors [
 			g.stats.FlushedBatches++
 		default:
 			g.settle(v)
-			local(v, g.buffer(g.tails[v].slot)[:n:n])
+			local(v, g.Held(v, &g.wide))
 			g.tails[v].fill = 0
 			g.stats.LocalBatches++
 		}
@@ -639,12 +674,31 @@ func (g *Gutters) drainSpills() {
 
 // Held returns the neighbour ids buffered in v's gutter: inserted and not
 // yet emitted. It is whole only after Settle, with no insert since. The
-// slice aliases the gutter; it is valid until the next InsertBatch, Flush
-// or Close, and the caller must not write it. Held may be called from
-// several goroutines while none of those runs.
-func (g *Gutters) Held(v uint32) []uint32 {
+// slice aliases the gutter, or for narrow gutters (Vertices ≤ 2^16) *buf,
+// which Held grows as needed and fills with the ids widened; it is valid
+// until the next InsertBatch, Flush or Close (and, narrow, the next use of
+// buf), and the caller must not write it. Held may be called from several
+// goroutines, each with its own buf, while none of those runs.
+func (g *Gutters) Held(v uint32, buf *[]uint32) []uint32 {
 	t := g.tails[v]
-	return g.buffer(t.slot)[:t.fill:t.fill]
+	if g.slab16 != nil {
+		return Widen(buf, g.buffer16(t.slot)[:t.fill])
+	}
+	return g.buffer32(t.slot)[:t.fill:t.fill]
+}
+
+// HeldLen returns the number of ids Held would return.
+func (g *Gutters) HeldLen(v uint32) int { return int(g.tails[v].fill) }
+
+// Widen stores ids as uint32 in *buf, growing it as needed, and returns
+// them.
+func Widen(buf *[]uint32, ids []uint16) []uint32 {
+	w := slices.Grow((*buf)[:0], len(ids))[:len(ids)]
+	for i, x := range ids {
+		w[i] = uint32(x)
+	}
+	*buf = w
+	return w
 }
 
 // Drop empties v's gutter without emitting it, for a caller that has
@@ -671,7 +725,7 @@ func (g *Gutters) Release(b Batch) {
 func (g *Gutters) AdviseHugePages() bool {
 	hugepage.Advise(g.lines)
 	hugepage.Advise(g.lines16)
-	return hugepage.Advise(g.slab)
+	return hugepage.Advise(g.raw)
 }
 
 // Stats returns the counters, those of Parts included. It must not run

@@ -30,7 +30,7 @@ func TestInsert_Success(t *testing.T) {
 			var out []Batch
 			for len(g.Batches()) > 0 {
 				bt := <-g.Batches()
-				out = append(out, Batch{Vertex: bt.Vertex, Neighbors: slices.Clone(bt.Neighbors)})
+				out = append(out, Batch{Vertex: bt.Vertex, Neighbors: bt.IDs(new([]uint32))})
 				g.Release(bt)
 			}
 			return out
@@ -145,10 +145,10 @@ func TestPairsOut(t *testing.T) {
 			var wg sync.WaitGroup
 			wg.Go(func() {
 				got = consume(g, func(b Batch) {
-					if len(b.Neighbors) < 1 || len(b.Neighbors) > cfg.batch {
-						t.Errorf("batch of %d ids for vertex %d", len(b.Neighbors), b.Vertex)
+					if b.Len() < 1 || b.Len() > cfg.batch {
+						t.Errorf("batch of %d ids for vertex %d", b.Len(), b.Vertex)
 					}
-					for _, u := range b.Neighbors {
+					for _, u := range b.IDs(new([]uint32)) {
 						if u == b.Vertex || u >= uint32(cfg.vertices) {
 							t.Errorf("vertex %d got neighbour %d", b.Vertex, u)
 						}

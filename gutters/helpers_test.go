@@ -38,10 +38,10 @@ func consume(g *Gutters, check func(Batch)) collected {
 		if check != nil {
 			check(b)
 		}
-		for _, u := range b.Neighbors {
+		for _, u := range b.IDs(new([]uint32)) {
 			c.pairs[pair{b.Vertex, u}]++
 		}
-		c.batches = append(c.batches, len(b.Neighbors))
+		c.batches = append(c.batches, b.Len())
 		g.Release(b)
 	}
 	return c

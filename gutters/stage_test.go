@@ -34,7 +34,7 @@ func TestStagedInsertKeepsEveryPair(t *testing.T) {
 	wg.Go(func() {
 		for b := range g.Batches() {
 			mu.Lock()
-			for _, u := range b.Neighbors {
+			for _, u := range b.IDs(new([]uint32)) {
 				note(out, b.Vertex, u)
 			}
 			mu.Unlock()

@@ -250,8 +250,9 @@ func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
 // goroutine. A ticket the store refuses is a bug in this package; the
 // store keeps the error and the next Flush returns it.
 func (e *Engine) deltaWorker() {
+	var wide []uint32 // a 16-bit batch's ids widened
 	for b := range e.gut.Batches() {
-		_ = e.st.Apply(b.Ticket, b.Vertex, b.Neighbors)
+		_ = e.st.Apply(b.Ticket, b.Vertex, b.IDs(&wide))
 		e.gut.Release(b)
 	}
 }
@@ -367,9 +368,14 @@ func (e *Engine) Settle(ctx context.Context) error {
 }
 
 // Held returns the neighbour ids buffered for vertex v and not in its
-// sketch; see gutters.Gutters.Held. Valid until the next IngestN, Flush or
-// Close; safe to call from several goroutines while none of those runs.
-func (e *Engine) Held(v uint32) []uint32 { return e.gut.Held(v) }
+// sketch, aliasing the gutter or widened into *buf; see
+// gutters.Gutters.Held. Valid until the next IngestN, Flush or Close (or
+// use of buf); safe to call from several goroutines, each with its own
+// buf, while none of those runs.
+func (e *Engine) Held(v uint32, buf *[]uint32) []uint32 { return e.gut.Held(v, buf) }
+
+// HeldLen returns the number of ids Held would return.
+func (e *Engine) HeldLen(v uint32) int { return e.gut.HeldLen(v) }
 
 // Drop empties v's gutter, whose Held ids the caller has applied to the
 // store (store.ApplyNow); see gutters.Gutters.Drop.
