@@ -371,20 +371,54 @@ func (g *Gutters) insertStaged() {
 // queueing spills on sq: those of the goroutine that inserts.
 func (g *Gutters) insertPairs(pairs [][2]uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
 	tails, per := g.tails, g.cfg.BatchUpdates
-	if lines := g.lines16; lines != nil {
-		for _, pr := range pairs {
-			if !appendID16(lines, tails, per, pr[0], pr[1]) {
-				appendEdge(g, lines, pr[0], pr[1], nonEmpt, st, sq)
-			}
+	for len(pairs) > 0 {
+		var i int
+		if g.lines16 != nil {
+			i = appendRun16(g.lines16, tails, per, pairs)
+		} else {
+			i = appendRun32(g.lines, tails, per, pairs)
 		}
-		return
+		if i == len(pairs) {
+			return
+		}
+		if g.lines16 != nil {
+			appendEdge(g, g.lines16, pairs[i][0], pairs[i][1], nonEmpt, st, sq)
+		} else {
+			appendEdge(g, g.lines, pairs[i][0], pairs[i][1], nonEmpt, st, sq)
+		}
+		pairs = pairs[i+1:]
 	}
-	lines := g.lines
-	for _, pr := range pairs {
-		if !appendID32(lines, tails, per, pr[0], pr[1]) {
-			appendEdge(g, lines, pr[0], pr[1], nonEmpt, st, sq)
+}
+
+// appendRun16 appends pairs to narrow tail lines up to the first that
+// appendID16 leaves to appendEdge, and returns how many it appended. It
+// calls nothing, so its loop keeps everything in registers: with the call
+// to appendEdge in the same loop, the compiler kept the fill count and
+// the pair on the stack (BenchmarkPartInsert at 2^13 vertices: 4.64
+// cpu-ns per pair then, 4.22 now, on an AMD EPYC family 26 model 2).
+//
+//go:noinline
+func appendRun16(lines []uint16, tails []tail, per int, pairs [][2]uint32) int {
+	for i := range pairs {
+		// Two loads: a [2]uint32 copied whole goes through the stack.
+		if !appendID16(lines, tails, per, pairs[i][0], pairs[i][1]) {
+			return i
 		}
 	}
+	return len(pairs)
+}
+
+// appendRun32 is appendRun16 for wide tail lines.
+//
+//go:noinline
+func appendRun32(lines []uint32, tails []tail, per int, pairs [][2]uint32) int {
+	for i := range pairs {
+		// Two loads: a [2]uint32 copied whole goes through the stack.
+		if !appendID32(lines, tails, per, pairs[i][0], pairs[i][1]) {
+			return i
+		}
+	}
+	return len(pairs)
 }
 
 // tail is a vertex's gutter: the slab buffer it appends to and the ids it
