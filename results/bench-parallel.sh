@@ -12,11 +12,16 @@
 # Env:   READERS="1 2" reader counts; WORKERS=2; THREADS=1 delta goroutines
 #        per worker; RUNS=1 runs of each setup (interleaved by reader count);
 #        LOCK=/tmp/sketchcc-bench.lock taken around each run
-# Each STREAM.bin needs STREAM.bin.gen.json (streamtool gen's summary).
+# Each STREAM.bin needs STREAM.bin.gen.json, streamtool gen's summary:
+#   streamtool gen kron --scale 15 --seed 1 -o STREAM.bin > STREAM.bin.gen.json
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . results/lib.sh
-[ $# -ge 1 ] || { sed -n 2,16p "$0" >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n 2,17p "$0" >&2; exit 2; }
+for f in "$@"; do
+	[ -f "$f.gen.json" ] || { echo "bench-parallel: $f.gen.json is missing: write it with" \
+		"'streamtool gen kron --scale N --seed S -o $f > $f.gen.json'" >&2; exit 2; }
+done
 readers=(${READERS:-1 2})
 k=${WORKERS:-2}
 threads=${THREADS:-1}

@@ -17,10 +17,22 @@ instancetypes/co.html): vCPUs, network bandwidth (baseline for the
 since this machine's per-core figures are one thread per core.
 
 Usage: results/project-ec2.py MAIN_NS WORKER_NS BYTES_OUT BYTES_BACK [SOURCE] > table.md
+  MAIN_NS, WORKER_NS: the table's "main CPU ns/upd" and "worker CPU ns/upd"
+  (kron15, 8 readers; the mean of its runs); BYTES_OUT, BYTES_BACK: its
+  "B/upd out / back"; SOURCE: where they come from, for the table's header.
 """
 import sys
 
-main_ns, worker_ns, out_b, back_b = (float(x) for x in sys.argv[1:5])
+if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+    print(__doc__.strip())
+    sys.exit(0)
+if len(sys.argv) < 5:
+    print(__doc__.strip(), file=sys.stderr)
+    sys.exit(2)
+try:
+    main_ns, worker_ns, out_b, back_b = (float(x) for x in sys.argv[1:5])
+except ValueError as e:
+    sys.exit(f"project-ec2: {e}\n\n{__doc__.strip()}")
 source = sys.argv[5] if len(sys.argv) > 5 else "results/bench-parallel.sh"
 
 # name: (vCPUs, network Gbps used, EBS Gbps)

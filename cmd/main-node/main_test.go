@@ -378,20 +378,35 @@ func TestMultiples(t *testing.T) {
 
 // TestTextFormat runs --format text on a typed and an untyped stream of
 // the same final graph: 7 vertices, components {0,1,2}, {3,4}, {5}, {6}.
+// No gutter fills, so the one query (Boruvka: --no-greedy) flushes each
+// vertex's that has updates, as a batch or in place, and --json counts
+// them.
 func TestTextFormat(t *testing.T) {
 	typed := "7 7\n0 0 1\n0 1 2\n0 3 4\n0 5 6\n1 6 5\n0 2 0\n1 0 2\n"
 	untyped := "7 3\n0 1\n2 1\n4 3\n"
-	for name, data := range map[string]string{"typed": typed, "untyped": untyped} {
+	for name, tc := range map[string]struct {
+		data    string
+		gutters uint64 // vertices with updates
+	}{"typed": {typed, 7}, "untyped": {untyped, 5}} {
 		t.Run(name, func(t *testing.T) {
-			path := writeFile(t, name+".txt", []byte(data))
+			path := writeFile(t, name+".txt", []byte(tc.data))
 			labels := filepath.Join(t.TempDir(), "labels")
-			r := runMain(t, "--stream", path, "--format", "text", "--json", "--labels", labels)
+			r := runMain(t, "--stream", path, "--format", "text", "--json", "--labels", labels, "--no-greedy")
 			if r.code != 0 {
 				t.Fatalf("%v", r)
 			}
-			var js struct{ Components int }
+			var js struct {
+				Components        int
+				Batches           uint64 `json:"batches"`
+				FlushedBatches    uint64 `json:"flushed_batches"`
+				FlushLocalGutters uint64 `json:"flush_local_gutters"`
+			}
 			if err := json.Unmarshal([]byte(r.stdout), &js); err != nil || js.Components != 4 {
 				t.Errorf("components %d (%v), want 4: %v", js.Components, err, r)
+			}
+			if js.Batches != js.FlushedBatches || js.FlushedBatches+js.FlushLocalGutters != tc.gutters {
+				t.Errorf("batches %d, flushed %d, sketched in place %d: want %d gutters flushed, all batches from the flush",
+					js.Batches, js.FlushedBatches, js.FlushLocalGutters, tc.gutters)
 			}
 			want := [][2]uint32{{0, 0}, {1, 0}, {2, 0}, {3, 1}, {4, 1}, {5, 2}, {6, 3}}
 			if got := readPairs(t, labels); !slices.Equal(got, want) {

@@ -23,25 +23,33 @@ import (
 
 // summary is the --json output; field names are a stable interface.
 type summary struct {
-	Stream               string        `json:"stream"`
-	Vertices             uint32        `json:"vertices"`
-	Updates              uint64        `json:"updates"`
-	Components           int           `json:"components"`
-	IngestSeconds        float64       `json:"ingest_seconds"`
-	InsertUpdatesPerSec  float64       `json:"insert_updates_per_second"`
-	UpdatesPerSecond     float64       `json:"updates_per_second"`
-	EndToEndSeconds      float64       `json:"end_to_end_seconds"`
-	QuerySeconds         float64       `json:"query_seconds"`
-	FlushSeconds         float64       `json:"flush_seconds"`
-	CCSeconds            float64       `json:"cc_seconds"`
-	BoruvkaRounds        int           `json:"boruvka_rounds"`
-	BoruvkaMerges        int           `json:"boruvka_merges"`
-	BoruvkaFails         int           `json:"boruvka_fails"`
-	SketchBytes          int64         `json:"sketch_bytes"`
-	SketchBytesPerVertex int           `json:"sketch_bytes_per_vertex"`
-	SketchColumns        int           `json:"sketch_columns"`
-	SketchRows           int           `json:"sketch_rows"`
-	BatchUpdates         int           `json:"batch_updates"`
+	Stream               string  `json:"stream"`
+	Vertices             uint32  `json:"vertices"`
+	Updates              uint64  `json:"updates"`
+	Components           int     `json:"components"`
+	IngestSeconds        float64 `json:"ingest_seconds"`
+	InsertUpdatesPerSec  float64 `json:"insert_updates_per_second"`
+	UpdatesPerSecond     float64 `json:"updates_per_second"`
+	EndToEndSeconds      float64 `json:"end_to_end_seconds"`
+	QuerySeconds         float64 `json:"query_seconds"`
+	FlushSeconds         float64 `json:"flush_seconds"`
+	CCSeconds            float64 `json:"cc_seconds"`
+	BoruvkaRounds        int     `json:"boruvka_rounds"`
+	BoruvkaMerges        int     `json:"boruvka_merges"`
+	BoruvkaFails         int     `json:"boruvka_fails"`
+	SketchBytes          int64   `json:"sketch_bytes"`
+	SketchBytesPerVertex int     `json:"sketch_bytes_per_vertex"`
+	SketchColumns        int     `json:"sketch_columns"`
+	SketchRows           int     `json:"sketch_rows"`
+	BatchUpdates         int     `json:"batch_updates"`
+	// Batches counts the gutters' batches, full or flushed (queued for
+	// the delta workers, local or remote), FlushedBatches those of them a
+	// query's flush emitted, and FlushLocalGutters the gutters a query
+	// sketched on the main node in place, not queued: when no spare
+	// buffer was free at its flush, or the buffered updates Boruvka read.
+	Batches              uint64        `json:"batches"`
+	FlushedBatches       uint64        `json:"flushed_batches"`
+	FlushLocalGutters    uint64        `json:"flush_local_gutters"`
 	SketchKernel         string        `json:"sketch_kernel"`          // "avx512", "avx2" or "portable"
 	TransparentHugePages string        `json:"transparent_huge_pages"` // the kernel's THP mode
 	HugePages            bool          `json:"huge_pages"`             // sketches and gutters advised to use them
@@ -67,6 +75,7 @@ type summary struct {
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
 	p := e.Params()
 	res := run.final
+	gst := e.Gutters().Stats()
 	s := summary{
 		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
 		IngestSeconds:       run.ingest.Seconds(),
@@ -80,6 +89,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		SketchBytes: e.SketchBytes(), SketchBytesPerVertex: p.BytesPerVertex(),
 		SketchColumns: p.Columns(), SketchRows: p.Rows(),
 		BatchUpdates: e.BatchUpdates(), LocalWorkers: e.Config().Workers,
+		Batches: gst.Batches, FlushedBatches: gst.FlushedBatches, FlushLocalGutters: gst.LocalBatches,
 		Readers: e.Config().Readers, MainCores: run.cores,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
 		clusterReport: cl.report(res.AfterUpdates),
