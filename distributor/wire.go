@@ -85,6 +85,8 @@ func (e *batchEncoder) appendBatch(dst []byte, b gutters.Batch) ([]byte, int) {
 // id is the type of the neighbour ids of a batch.
 type id interface{ uint16 | uint32 }
 
+// appendIDs is append for ids of either width: a 16-bit batch encodes to
+// the same bytes as its ids widened (TestBatchRoundTrip).
 func appendIDs[T id](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
 	// Toggling bits costs one word per id, then a scan of the words
 	// between the smallest and the largest id; sorting costs about
