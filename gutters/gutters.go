@@ -328,34 +328,56 @@ func (g *Gutters) InsertBatch(us []stream.Update) {
 	}
 }
 
-// insertUpdates appends both pairs of every update of us, for InsertBatch.
-// The loops here and in insertPairs are written out for each width of the
-// tail lines: a generic loop, passed its dictionary, kept less in
-// registers and cost about 1.5 ns more per pair (BenchmarkPartInsert).
+// insertUpdates appends both pairs of every update of us, for InsertBatch:
+// pair 2i is update i's {Src, Dst}, pair 2i+1 its {Dst, Src}.
 func (g *Gutters) insertUpdates(us []stream.Update) {
-	tails, per := g.tails, g.cfg.BatchUpdates
-	if lines := g.lines16; lines != nil {
-		for i := range us {
-			s, d := us[i].Src, us[i].Dst
-			if !appendID16(lines, tails, per, s, d) {
-				appendEdge(g, lines, s, d, &g.nonEmpt, &g.stats, &g.sq)
-			}
-			if !appendID16(lines, tails, per, d, s) {
-				appendEdge(g, lines, d, s, &g.nonEmpt, &g.stats, &g.sq)
-			}
-		}
-		return
+	if g.lines16 != nil {
+		insertUpdatesIn(g, g.lines16, us)
+	} else {
+		insertUpdatesIn(g, g.lines, us)
 	}
-	lines := g.lines
-	for i := range us {
+}
+
+// insertUpdatesIn is insertUpdates for tail lines of T: as in
+// insertPairsIn, a loop that calls nothing appends up to the first pair
+// that needs appendEdge.
+func insertUpdatesIn[T lineID](g *Gutters, lines []T, us []stream.Update) {
+	for k := 0; ; k++ {
+		k = appendUpdates(lines, g.tails, g.cfg.BatchUpdates, us, k)
+		if k == 2*len(us) {
+			return
+		}
+		v, u := us[k/2].Src, us[k/2].Dst
+		if k%2 == 1 {
+			v, u = u, v
+		}
+		appendEdge(g, lines, v, u, &g.nonEmpt, &g.stats, &g.sq)
+	}
+}
+
+// appendUpdates appends the pairs of us from pair k on to the tail lines,
+// up to the first that appendID leaves to appendEdge, and returns its
+// index, or 2·len(us) (pairs numbered as in insertUpdates).
+//
+//go:noinline
+func appendUpdates[T lineID](lines []T, tails []tail, per int, us []stream.Update, k int) int {
+	i := k / 2
+	if k%2 == 1 {
+		if !appendID(lines, tails, per, us[i].Dst, us[i].Src) {
+			return k
+		}
+		i++
+	}
+	for ; i < len(us); i++ {
 		s, d := us[i].Src, us[i].Dst
-		if !appendID32(lines, tails, per, s, d) {
-			appendEdge(g, lines, s, d, &g.nonEmpt, &g.stats, &g.sq)
+		if !appendID(lines, tails, per, s, d) {
+			return 2 * i
 		}
-		if !appendID32(lines, tails, per, d, s) {
-			appendEdge(g, lines, d, s, &g.nonEmpt, &g.stats, &g.sq)
+		if !appendID(lines, tails, per, d, s) {
+			return 2*i + 1
 		}
 	}
+	return 2 * len(us)
 }
 
 // insertStaged appends the staged updates' pairs, grouped by vertex range.
@@ -370,51 +392,41 @@ func (g *Gutters) insertStaged() {
 // listing new non-empty gutters in nonEmpt, counting batches in st and
 // queueing spills on sq: those of the goroutine that inserts.
 func (g *Gutters) insertPairs(pairs [][2]uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
-	tails, per := g.tails, g.cfg.BatchUpdates
-	for len(pairs) > 0 {
-		var i int
-		if g.lines16 != nil {
-			i = appendRun16(g.lines16, tails, per, pairs)
-		} else {
-			i = appendRun32(g.lines, tails, per, pairs)
-		}
+	if g.lines16 != nil {
+		insertPairsIn(g, g.lines16, pairs, nonEmpt, st, sq)
+	} else {
+		insertPairsIn(g, g.lines, pairs, nonEmpt, st, sq)
+	}
+}
+
+// insertPairsIn is insertPairs for tail lines of T. appendRun appends up
+// to the first pair that needs appendEdge, and the pair goes to appendEdge
+// here, between runs.
+func insertPairsIn[T lineID](g *Gutters, lines []T, pairs [][2]uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+	for {
+		i := appendRun(lines, g.tails, g.cfg.BatchUpdates, pairs)
 		if i == len(pairs) {
 			return
 		}
-		if g.lines16 != nil {
-			appendEdge(g, g.lines16, pairs[i][0], pairs[i][1], nonEmpt, st, sq)
-		} else {
-			appendEdge(g, g.lines, pairs[i][0], pairs[i][1], nonEmpt, st, sq)
-		}
+		appendEdge(g, lines, pairs[i][0], pairs[i][1], nonEmpt, st, sq)
 		pairs = pairs[i+1:]
 	}
 }
 
-// appendRun16 appends pairs to narrow tail lines up to the first that
-// appendID16 leaves to appendEdge, and returns how many it appended. It
-// calls nothing, so its loop keeps everything in registers: with the call
-// to appendEdge in the same loop, the compiler kept the fill count and
-// the pair on the stack (BenchmarkPartInsert at 2^13 vertices: 4.64
-// cpu-ns per pair then, 4.22 now, on an AMD EPYC family 26 model 2).
+// appendRun appends pairs to the tail lines up to the first that appendID
+// leaves to appendEdge, and returns how many it appended. It calls
+// nothing, so its loop keeps everything in registers: with the call to
+// appendEdge in the same loop, the compiler kept the fill count and the
+// pair on the stack (BenchmarkPartInsert at 2^13 vertices: 4.64 cpu-ns
+// per pair then, 4.22 now, on an AMD EPYC family 26 model 2), and a
+// generic loop, passed its dictionary, cost 1.5 ns more than one written
+// out per width. Without the call both compile to the same loop.
 //
 //go:noinline
-func appendRun16(lines []uint16, tails []tail, per int, pairs [][2]uint32) int {
+func appendRun[T lineID](lines []T, tails []tail, per int, pairs [][2]uint32) int {
 	for i := range pairs {
 		// Two loads: a [2]uint32 copied whole goes through the stack.
-		if !appendID16(lines, tails, per, pairs[i][0], pairs[i][1]) {
-			return i
-		}
-	}
-	return len(pairs)
-}
-
-// appendRun32 is appendRun16 for wide tail lines.
-//
-//go:noinline
-func appendRun32(lines []uint32, tails []tail, per int, pairs [][2]uint32) int {
-	for i := range pairs {
-		// Two loads: a [2]uint32 copied whole goes through the stack.
-		if !appendID32(lines, tails, per, pairs[i][0], pairs[i][1]) {
+		if !appendID(lines, tails, per, pairs[i][0], pairs[i][1]) {
 			return i
 		}
 	}
@@ -442,30 +454,21 @@ type lineID interface{ uint16 | uint32 }
 // lineIDs is the number of ids of type T in a 64-byte tail line.
 func lineIDs[T lineID]() uint32 { return 64 / uint32(unsafe.Sizeof(T(0))) }
 
-// appendID16 appends u to v's narrow tail line and reports true, unless
-// the append is the gutter's first, the line's last or the gutter's last
-// (per is BatchUpdates): then it changes nothing, reports false, and the
-// caller must call appendEdge instead. It is small enough to inline into
-// the insert loops.
-func appendID16(lines []uint16, tails []tail, per int, v, u uint32) bool {
+// appendID appends u to v's tail line and reports true, unless the append
+// is the gutter's first, the line's last or the gutter's last (per is
+// BatchUpdates): then it changes nothing, reports false, and the caller
+// must call appendEdge instead. It is small enough to inline into the
+// insert loops.
+func appendID[T lineID](lines []T, tails []tail, per int, v, u uint32) bool {
+	// lineIDs[T](), spelt out: with the call the loops around kept the
+	// fill count on the stack.
+	k := 64 / uint32(unsafe.Sizeof(T(0)))
 	t := &tails[v]
 	n := t.fill
-	if n%narrowTailIDs == narrowTailIDs-1 || n == 0 || int(n)+1 == per {
+	if n%k == k-1 || n == 0 || int(n)+1 == per {
 		return false
 	}
-	lines[int(v)*narrowTailIDs+int(n%narrowTailIDs)] = uint16(u)
-	t.fill = n + 1
-	return true
-}
-
-// appendID32 is appendID16 for wide tail lines.
-func appendID32(lines []uint32, tails []tail, per int, v, u uint32) bool {
-	t := &tails[v]
-	n := t.fill
-	if n%wideTailIDs == wideTailIDs-1 || n == 0 || int(n)+1 == per {
-		return false
-	}
-	lines[int(v)*wideTailIDs+int(n%wideTailIDs)] = u
+	lines[int(v)*int(k)+int(n%k)] = T(u)
 	t.fill = n + 1
 	return true
 }
