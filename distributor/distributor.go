@@ -485,12 +485,12 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		if err := fr.payload(payload); err != nil {
 			return fmt.Errorf("cannot read deltas from %s: %w", d.addr, err)
 		}
-		// Each delta's sketch is prefetched while the delta before it
-		// merges, so that a merge no longer waits for a cold sketch one
-		// line at a time (BenchmarkWire op=delta-merge).
+		// Each delta's lines of its sketch are prefetched while the
+		// delta before it merges, so that a merge no longer waits for a
+		// cold sketch one line at a time (BenchmarkWire op=delta-merge).
 		table := p.st.Table()
-		if w, ok := dc.peek(payload); ok {
-			table.Prefetch(w)
+		if w, ok := dc.nextRows(payload); ok {
+			dc.prefetchRows(table, w)
 		}
 		rest := payload
 		for _, id := range ids {
@@ -499,8 +499,8 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			if err != nil {
 				return protocol(fmt.Errorf("delta for batch %d: %w", id, err))
 			}
-			if w, ok := dc.peek(rest); ok {
-				table.Prefetch(w)
+			if w, ok := dc.nextRows(rest); ok {
+				dc.prefetchRows(table, w)
 			}
 			d.mu.Lock()
 			b := d.mu.pending[id]

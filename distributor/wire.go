@@ -348,12 +348,14 @@ type deltaCodec struct {
 	vertices      uint32
 	rows, columns int
 	masks         []uint64 // per column, the rows of the delta being coded
+	tops          []uint8  // nextRows: per column, rows up to the highest non-zero one
 	det           bool     // parse: the delta has its deterministic bucket
 	body          []byte   // parse: the delta's buckets, aliasing the frame
 }
 
 func newDeltaCodec(p sketch.Params) *deltaCodec {
-	return &deltaCodec{vertices: p.Vertices(), rows: p.Rows(), columns: p.Columns(), masks: make([]uint64, p.Columns())}
+	return &deltaCodec{vertices: p.Vertices(), rows: p.Rows(), columns: p.Columns(),
+		masks: make([]uint64, p.Columns()), tops: make([]uint8, p.Columns())}
 }
 
 // minBytes and maxBytes bound the encoding of one delta.
@@ -431,12 +433,40 @@ func (dc *deltaCodec) parse(b []byte) (v uint32, rest []byte, err error) {
 	return uint32(x), b[pos+need:], nil
 }
 
-// peek returns the vertex of the delta at the front of b, without checking
-// the rest of it, and whether b starts with a vertex in range: the reader
-// prefetches that vertex's sketch while it merges the delta before.
-func (dc *deltaCodec) peek(b []byte) (uint32, bool) {
+// nextRows reads the vertex and the row bitmaps of the delta at the front
+// of b and keeps, per column, the number of rows up to its highest
+// non-zero one, for prefetchRows; it reports false when b does not start
+// with a delta it can read so far. It checks nothing else: parse does.
+func (dc *deltaCodec) nextRows(b []byte) (uint32, bool) {
 	x, k := binary.Uvarint(b)
-	return uint32(x), k > 0 && x < uint64(dc.vertices)
+	if k <= 0 || x >= uint64(dc.vertices) {
+		return 0, false
+	}
+	pos := k + 1 // past the deterministic-bucket flag
+	for c := range dc.columns {
+		if pos >= len(b) {
+			return 0, false
+		}
+		m, k := binary.Uvarint(b[pos:])
+		if k <= 0 {
+			return 0, false
+		}
+		pos += k
+		dc.tops[c] = uint8(min(bits.Len64(m), dc.rows))
+	}
+	return uint32(x), true
+}
+
+// prefetchRows starts loading, in t, the lines of v's sketch that the
+// delta nextRows read will touch: the deterministic bucket's and, in each
+// column, those of its rows up to the highest non-zero one. The delta of a
+// batch of n ids fills about the low log2(n) rows of every column, and the
+// whole sketch is two to three times as many lines.
+func (dc *deltaCodec) prefetchRows(t *sketch.Table, v uint32) {
+	t.PrefetchBuckets(v, 0, 1)
+	for c, top := range dc.tops {
+		t.PrefetchBuckets(v, 1+c*dc.rows, int(top))
+	}
 }
 
 // xorInto XORs the delta the last parse kept into dst, a vertex's sketch

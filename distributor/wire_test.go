@@ -217,12 +217,24 @@ func TestDeltaCodecRoundTrip(t *testing.T) {
 		}
 		rest := b
 		for i, w := range want {
-			pv, pok := dc.peek(rest)
+			pv, pok := dc.nextRows(rest)
+			for c, top := range dc.tops {
+				// Rows up to the highest non-zero one of w's column c.
+				want := 0
+				for r, b := range w[1+c*p.Rows() : 1+(c+1)*p.Rows()] {
+					if b != (sketch.Bucket{}) {
+						want = r + 1
+					}
+				}
+				if pok && int(top) != want {
+					t.Fatalf("V=%d delta %d column %d: nextRows keeps %d rows, the highest non-zero is row %d", vertices, i, c, top, want-1)
+				}
+			}
 			var v uint32
 			v, rest, err = dc.decode(got, rest)
 			requireNoError(t, err)
 			if !pok || pv != v {
-				t.Fatalf("V=%d delta %d: peek = %d, %v; parse says vertex %d", vertices, i, pv, pok, v)
+				t.Fatalf("V=%d delta %d: nextRows = %d, %v; parse says vertex %d", vertices, i, pv, pok, v)
 			}
 			if !slices.Equal(got, w) {
 				t.Fatalf("V=%d delta %d: decoded differs", vertices, i)
@@ -276,11 +288,12 @@ func TestDeltaCodec_Failure(t *testing.T) {
 		}
 	}
 	cat := func(bs ...[]byte) []byte { return slices.Concat(bs...) }
-	// peek, which picks the sketch to prefetch, refuses what parse
-	// refuses for the vertex.
-	for _, b := range [][]byte{nil, {16}, {0x80}, {0x90, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}} {
-		if v, ok := dc.peek(b); ok {
-			t.Errorf("peek(%x) = %d, true; want false (16 vertices)", b, v)
+	// nextRows, which picks the lines to prefetch, refuses what parse
+	// refuses for the vertex, and a delta cut before its last row bitmap.
+	for _, b := range [][]byte{nil, {16}, {0x80}, {0x90, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01},
+		{3, 0}, cat([]byte{3, 0}, cols[1:])} {
+		if v, ok := dc.nextRows(b); ok {
+			t.Errorf("nextRows(%x) = %d, true; want false (16 vertices)", b, v)
 		}
 	}
 	f("empty", nil, "delta vertex")
@@ -413,8 +426,8 @@ func BenchmarkWire(b *testing.B) {
 		// op=delta-merge is what the main node does with a delta: XOR it
 		// into its vertex's sketch in a table of the graph's size.
 		// codec=compact merges straight from the frame, only the delta's
-		// buckets (xorInto), with the next delta's sketch prefetched as
-		// the reader does; codec=compact-full decodes it into a whole
+		// buckets (xorInto), with the lines of the next delta's sketch
+		// that it touches prefetched as the reader does; codec=compact-full decodes it into a whole
 		// sketch first and merges every bucket.
 		// Each pass merges into other vertices' sketches, all over the
 		// table, as a stream's deltas do.
@@ -430,8 +443,8 @@ func BenchmarkWire(b *testing.B) {
 				for range bs {
 					var v uint32
 					v, rest, _ = dc.parse(rest)
-					if w, ok := dc.peek(rest); ok {
-						table.Prefetch((w + shift) % g.vertices)
+					if w, ok := dc.nextRows(rest); ok {
+						dc.prefetchRows(table, (w+shift)%g.vertices)
 					}
 					dc.xorInto(table.Sketch((v + shift) % g.vertices))
 				}

@@ -219,15 +219,21 @@ func (t *Table) Sketch(v uint32) []Bucket {
 	return t.buckets[i : i+t.per : i+t.per]
 }
 
-// Prefetch asks the CPU to start loading vertex v's sketch into its
-// caches, one request per 64-byte line, and returns at once: a caller
-// about to merge into v's sketch after other work (the next delta of a
-// frame) finds it there instead of waiting for each line in turn. It is a
-// hint: it reads and writes nothing, so any goroutine may call it at any
-// time. Elsewhere than on amd64, and with -tags purego, it does nothing.
-func (t *Table) Prefetch(v uint32) {
-	s := t.Sketch(v)
-	prefetch(&s[0], len(s)*BucketBytes)
+// PrefetchBuckets asks the CPU to start loading buckets [i, i+n) of vertex
+// v's sketch into its caches, one request per 64-byte line they touch, and
+// returns at once: a caller about to merge into them after other work (the
+// next delta of a frame, which touches the low rows of each column) finds
+// them there instead of waiting for each line in turn. It is a hint: it
+// reads and writes nothing, so any goroutine may call it at any time.
+// i+n must be at most BucketsPerVertex. Elsewhere than on amd64, and with
+// -tags purego, it does nothing.
+func (t *Table) PrefetchBuckets(v uint32, i, n int) {
+	s := t.Sketch(v)[i : i+n]
+	if n > 0 {
+		// The lines from s[0]'s on, to the one holding the last bucket
+		// even when s[0] does not start a line.
+		prefetch(&s[0], n*BucketBytes+64-BucketBytes)
+	}
 }
 
 // ApplyBatch XORs the edges {v, u}, u in neighbors, into v's sketch in

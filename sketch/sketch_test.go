@@ -161,8 +161,9 @@ func TestSample_OutOfColumns(t *testing.T) {
 	}
 }
 
-// TestTablePrefetch: Prefetch reads and writes nothing, for every vertex
-// up to the last one of the table.
+// TestTablePrefetch: PrefetchBuckets reads and writes nothing, for every
+// vertex up to the last one of the table and every range up to its last
+// bucket.
 func TestTablePrefetch(t *testing.T) {
 	p, err := NewParams(1000, 1, 9)
 	if err != nil {
@@ -171,10 +172,13 @@ func TestTablePrefetch(t *testing.T) {
 	tab := NewTable(p)
 	tab.ApplyBatch(999, []uint32{1, 2, 3})
 	before := slices.Clone(tab.Sketch(999))
+	per := p.BucketsPerVertex()
 	for v := range uint32(1000) {
-		tab.Prefetch(v)
+		tab.PrefetchBuckets(v, 0, per)
+		tab.PrefetchBuckets(v, per-1, 1)
+		tab.PrefetchBuckets(v, per, 0)
 	}
 	if !slices.Equal(tab.Sketch(999), before) {
-		t.Error("Prefetch changed the last vertex's sketch")
+		t.Error("PrefetchBuckets changed the last vertex's sketch")
 	}
 }
