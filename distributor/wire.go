@@ -82,12 +82,12 @@ func (e *batchEncoder) appendBatch(dst []byte, b gutters.Batch) ([]byte, int) {
 	return appendIDs(e, dst, b.Neighbors)
 }
 
-// id is the type of the neighbour ids of a batch.
-type id interface{ uint16 | uint32 }
+// neighborID is the type of the neighbour ids of a batch.
+type neighborID interface{ uint16 | uint32 }
 
 // appendIDs is append for ids of either width: a 16-bit batch encodes to
 // the same bytes as its ids widened (TestBatchRoundTrip).
-func appendIDs[T id](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
+func appendIDs[T neighborID](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
 	// Toggling bits costs one word per id, then a scan of the words
 	// between the smallest and the largest id; sorting costs about
 	// log2(n) comparisons per id. Take the bitmap when its words are
@@ -121,7 +121,7 @@ func oddCount(ids []uint32) []uint32 {
 	return out
 }
 
-func appendFromBits[T id](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
+func appendFromBits[T neighborID](e *batchEncoder, dst []byte, neighbors []T) ([]byte, int) {
 	if e.bits == nil {
 		e.bits = make([]uint64, (uint64(e.vertices)+63)/64)
 	}
