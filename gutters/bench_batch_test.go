@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"sketchcc/internal/cputime"
 	"sketchcc/internal/hugepage"
@@ -124,14 +125,16 @@ func BenchmarkPartInsert(b *testing.B) {
 // that has run for a while has: otherwise the timed loop would first touch
 // fresh pages, and measure the kernel's page faults.
 func faultIn(g *Gutters) {
-	for i := 0; i < len(g.raw); i += 1024 {
-		g.raw[i] = 0
-	}
-	for i := 0; i < len(g.lines16); i += 2048 {
-		g.lines16[i] = 0
-	}
-	for i := 0; i < len(g.lines); i += 1024 {
-		g.lines[i] = 0
+	touchPages(g.raw)
+	touchPages(g.lines)
+	touchPages(g.lines16)
+}
+
+// touchPages writes a zero to every 4 KiB page of s.
+func touchPages[T lineID](s []T) {
+	step := 4096 / int(unsafe.Sizeof(T(0)))
+	for i := 0; i < len(s); i += step {
+		s[i] = 0
 	}
 }
 

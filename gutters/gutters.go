@@ -188,10 +188,10 @@ type Batch struct {
 func (b Batch) Len() int { return len(b.Neighbors) + len(b.Narrow) }
 
 // IDs returns b's neighbour ids as uint32: Neighbors, or Narrow widened
-// into *buf (see Widen).
+// into *buf, which IDs grows as needed.
 func (b Batch) IDs(buf *[]uint32) []uint32 {
 	if b.Narrow != nil {
-		return Widen(buf, b.Narrow)
+		return widen(buf, b.Narrow)
 	}
 	return b.Neighbors
 }
@@ -211,15 +211,13 @@ type Stats struct {
 
 // Gutters is the set of per-vertex gutters.
 type Gutters struct {
-	cfg     Config
-	stride  int // cfg.stride()
-	tailIDs int // cfg.tailIDs()
-	// raw is the slab's memory, 64-byte aligned, in 4-byte words: the
-	// spill queue copies lines to it and prefetches them in it. It holds
-	// (Vertices + QueueBatches) buffers of stride ids, seen as slab16 when
-	// cfg.narrow() and as slab otherwise; the other is nil.
+	cfg    Config
+	stride int // cfg.stride()
+	// raw is the slab, 64-byte aligned, in 4-byte words: the spill queue
+	// copies lines to it and prefetches them in it. It holds (Vertices +
+	// QueueBatches) buffers of stride ids: 32-bit ids in raw itself, or,
+	// when cfg.narrow(), 16-bit ids in slab16, a view of raw (else nil).
 	raw    []uint32
-	slab   []uint32
 	slab16 []uint16
 	// By vertex, its tail line of tailIDs ids, 64-byte aligned: lines16
 	// when cfg.narrow(), else lines; the other is nil.
@@ -247,12 +245,11 @@ func New(cfg Config) (*Gutters, error) {
 	}
 	n := int(cfg.Vertices)
 	g := &Gutters{
-		cfg:     cfg,
-		stride:  cfg.stride(),
-		tailIDs: cfg.tailIDs(),
-		raw:     alignedIDs(int(cfg.slabBytes() / 4)),
-		tails:   make([]tail, n),
-		listed:  make([]bool, n),
+		cfg:    cfg,
+		stride: cfg.stride(),
+		raw:    alignedIDs(int(cfg.slabBytes() / 4)),
+		tails:  make([]tail, n),
+		listed: make([]bool, n),
 		// free holds every spare, so Release never blocks.
 		free: make(chan int32, cfg.QueueBatches),
 		// queue holds every batch that can exist at once, so emit blocks
@@ -264,7 +261,6 @@ func New(cfg Config) (*Gutters, error) {
 		g.slab16 = unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(g.raw))), 2*len(g.raw))
 	} else {
 		g.lines = alignedIDs(n * wideTailIDs)
-		g.slab = g.raw
 	}
 	for v := range g.tails {
 		g.tails[v].slot = int32(v)
@@ -503,13 +499,13 @@ func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, nonEmpt *[]uint32,
 // inserting goroutine: a ring of spillQueue lines, prefetched a half at a
 // time and copied a half later.
 type spills struct {
-	n    int             // lines queued, at most spillQueue
-	end  int             // ring index after the newest line
-	at   [spillQueue]int // index in Gutters.raw of each line's destination
-	line [spillQueue][16]uint32
+	n    int                        // lines queued, at most spillQueue
+	end  int                        // ring index after the newest line
+	at   [spillQueue]int            // index in Gutters.raw of each line's destination
+	line [spillQueue][64 / 4]uint32 // a 64-byte tail line each, of either width
 }
 
-// spill queues line, whose last id is u, for raw[at:at+16]. Each time half
+// spill queues line, whose last id is u, for the 64 bytes at raw[at]. Each time half
 // a ring of lines has queued, it prefetches their destinations all at
 // once, so that their TLB walks overlap, and copies the half before, whose
 // lines have arrived meanwhile. It reads the line an id at a time and
@@ -549,7 +545,7 @@ func (sq *spills) drain(g *Gutters) {
 
 // write copies queued line i to its destination.
 func (sq *spills) write(g *Gutters, i int) {
-	*(*[16]uint32)(g.raw[sq.at[i]:]) = sq.line[i]
+	*(*[64 / 4]uint32)(g.raw[sq.at[i]:]) = sq.line[i]
 }
 
 // settle copies the ids of v's tail line that its buffer lacks into the
@@ -560,14 +556,19 @@ func (g *Gutters) settle(v uint32) {
 	if t.fill == 0 {
 		return
 	}
-	k := uint32(g.tailIDs)
-	at := (t.fill - 1) &^ (k - 1)
-	line := int(v) * int(k)
 	if g.lines16 != nil {
-		copy(g.buffer16(t.slot)[at:t.fill], g.lines16[line:])
+		settleIn(g.buffer16(t.slot), g.lines16, v, t.fill)
 	} else {
-		copy(g.buffer32(t.slot)[at:t.fill], g.lines[line:])
+		settleIn(g.buffer32(t.slot), g.lines, v, t.fill)
 	}
+}
+
+// settleIn copies to buf the ids of v's tail line in lines that a gutter
+// of fill ids holds only there.
+func settleIn[T lineID](buf, lines []T, v, fill uint32) {
+	k := lineIDs[T]()
+	at := (fill - 1) &^ (k - 1)
+	copy(buf[at:fill], lines[int(v)*int(k):])
 }
 
 // emit hands v's buffer to the queue and gives v a spare one, counting the
@@ -599,7 +600,7 @@ func (g *Gutters) handOver(v uint32, spare int32, st *Stats) {
 // buffer32 and buffer16 return buffer slot of the slab, BatchUpdates ids
 // long, of wide and narrow gutters.
 func (g *Gutters) buffer32(slot int32) []uint32 {
-	return buffer(g.slab, slot, g.stride, g.cfg.BatchUpdates)
+	return buffer(g.raw, slot, g.stride, g.cfg.BatchUpdates)
 }
 func (g *Gutters) buffer16(slot int32) []uint16 {
 	return buffer(g.slab16, slot, g.stride, g.cfg.BatchUpdates)
@@ -719,7 +720,7 @@ func (g *Gutters) drainSpills() {
 func (g *Gutters) Held(v uint32, buf *[]uint32) []uint32 {
 	t := g.tails[v]
 	if g.slab16 != nil {
-		return Widen(buf, g.buffer16(t.slot)[:t.fill])
+		return widen(buf, g.buffer16(t.slot)[:t.fill])
 	}
 	return g.buffer32(t.slot)[:t.fill:t.fill]
 }
@@ -727,9 +728,9 @@ func (g *Gutters) Held(v uint32, buf *[]uint32) []uint32 {
 // HeldLen returns the number of ids Held would return.
 func (g *Gutters) HeldLen(v uint32) int { return int(g.tails[v].fill) }
 
-// Widen stores ids as uint32 in *buf, growing it as needed, and returns
+// widen stores ids as uint32 in *buf, growing it as needed, and returns
 // them.
-func Widen(buf *[]uint32, ids []uint16) []uint32 {
+func widen(buf *[]uint32, ids []uint16) []uint32 {
 	w := slices.Grow((*buf)[:0], len(ids))[:len(ids)]
 	for i, x := range ids {
 		w[i] = uint32(x)
