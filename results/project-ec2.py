@@ -21,6 +21,7 @@ Usage: results/project-ec2.py MAIN_NS WORKER_NS BYTES_OUT BYTES_BACK [SOURCE] > 
   (kron15, 8 readers; the mean of its runs); BYTES_OUT, BYTES_BACK: its
   "B/upd out / back"; SOURCE: where they come from, for the table's header.
 """
+import re
 import sys
 
 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
@@ -34,6 +35,26 @@ try:
 except ValueError as e:
     sys.exit(f"project-ec2: {e}\n\n{__doc__.strip()}")
 source = sys.argv[5] if len(sys.argv) > 5 else "results/bench-parallel.sh"
+
+
+def machine(source):
+    """The CPU the figures were measured on: from the "- machine:" line of
+    the table SOURCE starts with, else this machine's, as results/lib.sh's
+    cpu_name names it."""
+    try:
+        with open(source.split(",")[0].strip()) as f:
+            for line in f:
+                m = re.match(r"- machine: (.*\(family [^)]*\))", line)
+                if m:
+                    return m.group(1)
+    except OSError:
+        pass
+    info = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
 
 # name: (vCPUs, network Gbps used, EBS Gbps)
 mains = {"c5n.9xlarge": (36, 50, 9.5), "c5n.18xlarge": (72, 100, 19)}
@@ -52,8 +73,8 @@ print("- instances (AWS published specs, docs.aws.amazon.com/ec2/latest/instance
 print("  EBS 9.5 Gbps; c5n.18xlarge 72 vCPU, 100 Gbps, EBS 19 Gbps; c5.4xlarge 16 vCPU, up to 10 Gbps (4.981 baseline);")
 print("  c6i.4xlarge 16 vCPU, up to 12.5 Gbps (6.25 baseline); cores = vCPUs / 2; network per direction")
 print("- stream read: from the page cache it costs CPU counted in the main rate; from EBS it is EBS Gbps / 9 B per update")
-print("- per-core rates are this machine's (AMD EPYC Zen 5-class); EC2's Skylake/Ice Lake cores are likely slower per core,")
-print("  so the CPU terms are optimistic by that factor; the NIC terms are not")
+print(f"- per-core rates are those of the machine measured ({machine(source)}); EC2's Skylake/Ice Lake cores may be")
+print("  slower or faster per core, and the CPU terms move by that factor; the NIC terms do not")
 print()
 print("| main | workers | N | main CPU | worker CPU | main NIC | worker NIC | EBS stream | projected | binding term | Landscape |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
