@@ -155,9 +155,7 @@ func BenchmarkScatteredStores(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			slab := alignedIDs(vertices * bc.stride)
 			hugepage.Advise(slab)
-			for i := 0; i < len(slab); i += 1024 {
-				slab[i] = 1
-			}
+			touchPages(slab)
 			rng := rand.New(rand.NewPCG(1, 2))
 			vs := make([]uint32, 1<<20)
 			for i := range vs {
