@@ -80,8 +80,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, want.m) {
 			t.Errorf("%s: decoded %+v, want %+v", typ, got, want.m)
 		}
-		p := make([]byte, n)
-		requireNoError(t, fr.payload(p))
+		p, err := fr.payload(nil, n)
+		requireNoError(t, err)
 		if !bytes.Equal(p, want.payload) {
 			t.Errorf("%s: payload %x, want %x", typ, p, want.payload)
 		}
@@ -128,7 +128,7 @@ func TestFrameReader_Failure(t *testing.T) {
 			var entries []batchEntry
 			err = fr.dec.decode(h, &entries, maxFrameBatches)
 			if err == nil {
-				err = fr.payload(make([]byte, n))
+				_, err = fr.payload(nil, n)
 			}
 		}
 		if err == nil {
@@ -167,7 +167,8 @@ func TestReadVersion(t *testing.T) {
 			t.Errorf("readVersion(%q) = %v, want an error saying %q", in, err, wantText)
 		}
 	}
-	f("sketchcc-batch/4", "")
+	f("sketchcc-batch/5", "")
+	f("sketchcc-batch/4", `peer speaks "sketchcc-batch/4"`)
 	f("sketchcc-batch/3", `peer speaks "sketchcc-batch/3"`)
 	f("GET / HTTP/1.1\r\nHost", "not a sketchcc peer")
 	f("sketch", "unexpected EOF")
@@ -278,7 +279,7 @@ func TestGoldenFrames(t *testing.T) {
 		if !bytes.Equal(b, want) {
 			t.Errorf("%s: encoding changed (a protocol change needs a new version string); run with -update after review\ngot  %x\nwant %x", name, b, want)
 		}
-		if n, err := decodeFrames(want); err != nil || n != 1 {
+		if n, err := decodeFrames(want, nil); err != nil || n != 1 {
 			t.Errorf("%s: decoded %d frames, error %v", name, n, err)
 		}
 	}

@@ -443,7 +443,10 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 	for {
 		t, h, n, err := fr.next()
 		if err != nil {
-			if errors.Is(err, ErrFrame) {
+			if errors.Is(err, ErrIntegrity) {
+				d.st.badFrames.Add(1)
+			}
+			if errors.Is(err, ErrFrame) || errors.Is(err, ErrIntegrity) {
 				return protocol(err)
 			}
 			select {
@@ -462,8 +465,8 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		case deltasMsg:
 		case errorMsg:
 			var f failure
-			if err := fr.dec.decode(h, &f, 0); err != nil {
-				return protocol(fmt.Errorf("%w: bad error frame: %v", ErrFrame, err))
+			if err := fr.dec.decode(h, &f, 0); err != nil || n != 0 {
+				return protocol(fmt.Errorf("%w: bad error frame", ErrFrame))
 			}
 			if f.Reason == leavingReason {
 				return errWorkerLeft
@@ -472,18 +475,20 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 		default:
 			return protocol(fmt.Errorf("%w: unexpected %s frame", ErrFrame, t))
 		}
+		// The payload first: nothing of a frame is used before its
+		// check, the header included.
+		if payload, err = fr.payload(payload, n); err != nil {
+			if errors.Is(err, ErrIntegrity) {
+				d.st.badFrames.Add(1)
+				return protocol(err)
+			}
+			return fmt.Errorf("cannot read deltas from %s: %w", d.addr, err)
+		}
 		if err := fr.dec.decode(h, &ids, maxFrameBatches); err != nil {
 			return protocol(fmt.Errorf("%w: bad deltas header: %v", ErrFrame, err))
 		}
 		if err := checkDeltas(ids, n, dc); err != nil {
 			return protocol(err)
-		}
-		if cap(payload) < n {
-			payload = make([]byte, n)
-		}
-		payload = payload[:n]
-		if err := fr.payload(payload); err != nil {
-			return fmt.Errorf("cannot read deltas from %s: %w", d.addr, err)
 		}
 		// Each delta's lines of its sketch are prefetched while the
 		// delta before it merges, so that a merge no longer waits for a

@@ -223,8 +223,8 @@ func answer(fr *frameReader, p sketch.Params) ([]uint64, []byte, error) {
 	if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 		return nil, nil, err
 	}
-	payload := make([]byte, n)
-	if err := fr.payload(payload); err != nil {
+	payload, err := fr.payload(nil, n)
+	if err != nil {
 		return nil, nil, err
 	}
 	var out []byte
@@ -527,10 +527,15 @@ func holdingWorker(t *testing.T, pause time.Duration) string {
 					continue
 				}
 			}
+			// The frame, sealed as the connection's next, is written
+			// into b, then sent in pieces.
 			var b bytes.Buffer
-			newFrameWriter(&b, nil).write(deltasMsg, ids, out)
+			conn := fw.w
+			fw.w = &b
+			fw.write(deltasMsg, ids, out)
+			fw.w = conn
 			for piece := range slices.Chunk(b.Bytes(), max(1, b.Len()/8)) {
-				if _, err := fw.w.Write(piece); err != nil {
+				if _, err := conn.Write(piece); err != nil {
 					return
 				}
 				time.Sleep(pause)

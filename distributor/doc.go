@@ -42,14 +42,14 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/4"; a peer that sends anything else is
+// raw, the 16 bytes "sketchcc-batch/5"; a peer that sends anything else is
 // dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/3" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/4", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/4", hello{name, Nw, MACw}
+//	"sketchcc-batch/5", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/5", hello{name, Nw, MACw}
 //	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
 //	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶
@@ -75,11 +75,30 @@
 //
 // # Frames
 //
-//	type uint8 | header bytes uint32 | payload bytes uint32 | header | payload
+//	type uint8 | header bytes uint32 | payload bytes uint32 | header | payload | trailer
 //
-// little-endian. The header is msgpack, written and read with msgpack's
-// primitive calls, all in codec.go behind encode/decode; every list and
-// byte-string length in it is checked against a limit and against the
+// The prefix is little-endian. Every frame after the handshake (after ready, both ways)
+// carries a trailer that seals it (seal.go): under a cluster key, the
+// 16-byte tag of AES-128-GCM, whose additional data is the prefix and the
+// header and whose plaintext is the payload, which then travels
+// encrypted; the key is HMAC-SHA256(cluster key, version ‖ 0 ‖ "frames
+// from main" (or "worker") ‖ 0 ‖ Nm ‖ Nw), one per direction and
+// connection, and the nonce is the frame's number in its direction,
+// counted by both sides and never sent. So a frame changed, injected,
+// replayed, dropped or moved fails, and no frame of one connection or
+// direction passes on another. Without a key the trailer is a CRC-32C
+// (Castagnoli) of the prefix, the header and the payload: it catches
+// corruption, not an attacker. The handshake's frames have no trailer
+// (its challenge authenticates it). A reader checks a frame before it
+// uses any of it, the header included; a frame that fails is an
+// ErrIntegrity *ProtocolError, counted (ConnStats.BadFrames,
+// ServeStats.BadFrames): the connection is dropped like a broken link
+// and its batches are sent again (FuzzSealedFrames,
+// TestSealCatchesEveryBitFlip).
+//
+// The header is msgpack, written and read with msgpack's primitive
+// calls, all in codec.go behind encode/decode; every list and byte-string
+// length in it is checked against a limit and against the
 // bytes left before anything is allocated. The payload is compact
 // binary, coded in wire.go:
 //

@@ -38,10 +38,9 @@ func (t messageType) String() string {
 }
 
 // protocolVersion opens every connection, raw, in both directions, before
-// any frame. Version 4: the sketch's column hashes changed (sketch.columnHash),
-// so deltas of an earlier worker would not merge with this main node's
-// sketches.
-const protocolVersion = "sketchcc-batch/4"
+// any frame. Version 5: every frame after the handshake carries a trailer
+// (seal.go), and the payload is encrypted under a cluster key.
+const protocolVersion = "sketchcc-batch/5"
 
 // DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
 const DefaultMaxFrameBytes = 64 << 20
@@ -70,12 +69,17 @@ const (
 // frameReader reads frames from one connection. Not safe for concurrent
 // use: one reader goroutine per connection owns it.
 type frameReader struct {
-	r      *bufio.Reader
-	prefix [prefixBytes]byte
-	header []byte
-	dec    *decoder
+	r *bufio.Reader
+	// head holds the current frame's prefix and header, t its type.
+	head []byte
+	t    messageType
+	dec  *decoder
 	// maxHeader and maxPayload bound the next frame, in bytes.
 	maxHeader, maxPayload int
+	// seal checks every frame once the handshake is over (nil before);
+	// empty holds the trailer of a frame without payload.
+	seal  *seal
+	empty []byte
 }
 
 // newFrameReader returns a frameReader on r; count, if not nil, counts
@@ -84,7 +88,8 @@ func newFrameReader(r io.Reader, count *atomic.Uint64) *frameReader {
 	if count != nil {
 		r = countingReader{r, count}
 	}
-	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), dec: newDecoder(), maxHeader: handshakeHeaderBytes}
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), head: make([]byte, prefixBytes, 512), dec: newDecoder(),
+		maxHeader: handshakeHeaderBytes}
 }
 
 // countingReader counts the bytes read through it.
@@ -115,16 +120,19 @@ func (fr *frameReader) readVersion() error {
 }
 
 // next reads the prefix and header of the next frame. The header is valid
-// until the next call; the caller then reads the payload with payload or
-// skipPayload. Lengths over the limits are errors, found before reading
-// further.
+// until the next call; the caller then reads the payload with payload.
+// Lengths over the limits are errors, found before reading further. Once
+// the frames are sealed, a frame without payload is checked here, before
+// its header is returned; one with a payload when payload reads it, and
+// the caller must not decode the header before then.
 func (fr *frameReader) next() (t messageType, header []byte, payloadBytes int, err error) {
-	if _, err := io.ReadFull(fr.r, fr.prefix[:]); err != nil {
+	fr.head = fr.head[:prefixBytes]
+	if _, err := io.ReadFull(fr.r, fr.head); err != nil {
 		return 0, nil, 0, err
 	}
-	t = messageType(fr.prefix[0])
-	h := binary.LittleEndian.Uint32(fr.prefix[1:])
-	p := binary.LittleEndian.Uint32(fr.prefix[5:])
+	t = messageType(fr.head[0])
+	h := binary.LittleEndian.Uint32(fr.head[1:])
+	p := binary.LittleEndian.Uint32(fr.head[5:])
 	switch {
 	case t == 0 || t >= numMessageTypes:
 		return t, nil, 0, fmt.Errorf("%w: unknown message type %d", ErrFrame, uint8(t))
@@ -133,21 +141,43 @@ func (fr *frameReader) next() (t messageType, header []byte, payloadBytes int, e
 	case uint64(p) > uint64(fr.maxPayload):
 		return t, nil, 0, fmt.Errorf("%w: %s payload of %d bytes, limit %d", ErrFrame, t, p, fr.maxPayload)
 	}
-	if cap(fr.header) < int(h) {
-		fr.header = make([]byte, h, max(int(h), 512))
+	fr.t = t
+	if n := prefixBytes + int(h); cap(fr.head) < n {
+		fr.head = append(fr.head, make([]byte, n-prefixBytes, max(n, 512))...)
 	}
-	fr.header = fr.header[:h]
-	if _, err := io.ReadFull(fr.r, fr.header); err != nil {
+	fr.head = fr.head[:prefixBytes+int(h)]
+	if _, err := io.ReadFull(fr.r, fr.head[prefixBytes:]); err != nil {
 		return t, nil, 0, noEOF(err)
 	}
-	return t, fr.header, int(p), nil
+	if p == 0 && fr.seal != nil {
+		if fr.empty, err = fr.payload(fr.empty, 0); err != nil {
+			return t, nil, 0, err
+		}
+	}
+	return t, fr.head[prefixBytes:], int(p), nil
 }
 
-// payload reads the current frame's payload into dst, which must hold
-// exactly its length.
-func (fr *frameReader) payload(dst []byte) error {
-	_, err := io.ReadFull(fr.r, dst)
-	return noEOF(err)
+// payload reads the current frame's payload of n bytes (as next returned
+// it), and its trailer once the frames are sealed, into buf, grown when
+// it is too short, and returns the payload checked: a slice of buf, valid
+// until buf is used again. A frame that fails its check is an error
+// wrapping ErrIntegrity.
+func (fr *frameReader) payload(buf []byte, n int) ([]byte, error) {
+	need := n
+	if fr.seal != nil {
+		need += fr.seal.trailerBytes()
+	}
+	if cap(buf) < need {
+		buf = make([]byte, need)
+	}
+	body := buf[:need]
+	if _, err := io.ReadFull(fr.r, body); err != nil {
+		return nil, noEOF(err)
+	}
+	if fr.seal == nil {
+		return body, nil
+	}
+	return fr.seal.open(fr.head, body, fr.t)
 }
 
 // expect reads the next frame, which must be of type want with an empty
@@ -192,6 +222,10 @@ type frameWriter struct {
 	enc  *encoder
 	head []byte      // prefix + header of the frame being written
 	bufs net.Buffers // head, then payload parts: written with one writev
+	// seal seals every frame once the handshake is over (nil before);
+	// sealed holds the sealed payload or the trailer.
+	seal   *seal
+	sealed []byte
 	// count, if not nil, counts the bytes written.
 	count *atomic.Uint64
 }
@@ -213,8 +247,9 @@ func (fw *frameWriter) writeVersion() error {
 }
 
 // write writes one frame: type t, the header of m, and the payload parts
-// in order (not copied: the connection's writev reads them). It returns
-// the bytes written.
+// in order (not copied: the connection's writev reads them), sealed once
+// the handshake is over (the payload is then encrypted into a buffer of
+// the writer's under a cluster key). It returns the bytes written.
 func (fw *frameWriter) write(t messageType, m any, payload ...[]byte) (int, error) {
 	h := fw.enc.encode(m)
 	var p int
@@ -229,12 +264,24 @@ func (fw *frameWriter) write(t messageType, m any, payload ...[]byte) (int, erro
 	fw.head = binary.LittleEndian.AppendUint32(fw.head, uint32(p))
 	fw.head = append(fw.head, h...)
 	fw.bufs = append(fw.bufs[:0], fw.head)
-	for _, b := range payload {
-		if len(b) > 0 {
-			fw.bufs = append(fw.bufs, b)
+	sealedPayload := false
+	if fw.seal != nil {
+		fw.sealed, sealedPayload = fw.seal.close(fw.sealed, fw.head, payload)
+	}
+	if !sealedPayload {
+		for _, b := range payload {
+			if len(b) > 0 {
+				fw.bufs = append(fw.bufs, b)
+			}
 		}
 	}
-	n := len(fw.head) + p
+	if fw.seal != nil {
+		fw.bufs = append(fw.bufs, fw.sealed)
+	}
+	n := 0
+	for _, b := range fw.bufs {
+		n += len(b)
+	}
 	bufs := fw.bufs // WriteTo consumes its receiver
 	written, err := bufs.WriteTo(fw.w)
 	clear(fw.bufs[1:]) // drop references to the payload

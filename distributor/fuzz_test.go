@@ -13,15 +13,17 @@ import (
 
 // decodeFrames decodes data as the frames that follow a handshake, the
 // way the worker's and the main node's readers do, with the golden
-// frames' graph (16 vertices, seed 3, batches of at most 8). It returns
-// the frames decoded and the first error; io.EOF between frames ends it
-// cleanly.
-func decodeFrames(data []byte) (int, error) {
+// frames' graph (16 vertices, seed 3, batches of at most 8), checking
+// each with s (nil: frames as the handshake sends them, without a
+// trailer). It returns the frames decoded and the first error; io.EOF
+// between frames ends it cleanly.
+func decodeFrames(data []byte, s *seal) (int, error) {
 	p, _ := sketch.NewParams(16, 1, 3)
 	per := p.BucketsPerVertex()
 	dc := newDeltaCodec(p)
 	fr := newFrameReader(bytes.NewReader(data), nil)
 	fr.maxHeader, fr.maxPayload = maxHeaderBytes, 1<<20
+	fr.seal = s
 	var (
 		entries []batchEntry
 		ids     []uint64
@@ -35,7 +37,9 @@ func decodeFrames(data []byte) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		payload := make([]byte, size)
+		if size != 0 && t != batchesMsg && t != deltasMsg {
+			return n, fmt.Errorf("%w: %s frame with a %d-byte payload", ErrFrame, t, size)
+		}
 		switch t {
 		case helloMsg:
 			err = fr.dec.decode(h, &hello{}, 0)
@@ -48,10 +52,13 @@ func decodeFrames(data []byte) (int, error) {
 		case errorMsg:
 			err = fr.dec.decode(h, &failure{}, 0)
 		case batchesMsg:
-			if err = fr.dec.decode(h, &entries, maxFrameBatches); err == nil {
+			// The payload first, as the readers do: nothing of a frame
+			// is used before its check.
+			var payload []byte
+			if payload, err = fr.payload(nil, size); err == nil {
 				var total int
-				if total, err = checkBatches(entries, size, p.Vertices(), 8, fr.maxPayload); err == nil {
-					if err = fr.payload(payload); err == nil {
+				if err = fr.dec.decode(h, &entries, maxFrameBatches); err == nil {
+					if total, err = checkBatches(entries, size, p.Vertices(), 8, fr.maxPayload); err == nil {
 						ids := make([]uint32, 0, total)
 						for _, e := range entries {
 							if ids, err = decodeBatch(ids, payload[:e.Bytes], int(e.Updates), e.Vertex, p.Vertices()); err != nil {
@@ -66,9 +73,10 @@ func decodeFrames(data []byte) (int, error) {
 				}
 			}
 		case deltasMsg:
-			if err = fr.dec.decode(h, &ids, maxFrameBatches); err == nil {
-				if err = checkDeltas(ids, size, dc); err == nil {
-					if err = fr.payload(payload); err == nil {
+			var payload []byte
+			if payload, err = fr.payload(nil, size); err == nil {
+				if err = fr.dec.decode(h, &ids, maxFrameBatches); err == nil {
+					if err = checkDeltas(ids, size, dc); err == nil {
 						rest := payload
 						for range ids {
 							if _, rest, err = dc.decode(delta, rest); err != nil {
@@ -104,7 +112,7 @@ func FuzzFrameDecoder(f *testing.F) {
 	f.Add(all)
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, err := decodeFrames(data)
+		n, err := decodeFrames(data, nil)
 		if err == nil && len(data) < n*prefixBytes {
 			t.Fatalf("decoded %d frames from %d bytes", n, len(data))
 		}

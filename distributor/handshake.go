@@ -54,7 +54,8 @@ func frameLimitError(peer string, limit, need int, what string) error {
 }
 
 // mainHandshake runs the main node's side of the handshake (doc.go) on a
-// fresh connection. The caller sets the deadline. A refused worker is told
+// fresh connection, and seals fr and fw for the frames that follow it.
+// The caller sets the deadline. A refused worker is told
 // why before the error is returned.
 //
 // maxFrame is the largest frame payload the main node reads; the worker
@@ -93,6 +94,9 @@ func mainHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, p 
 	if err := fr.expect(readyMsg, &r); err != nil {
 		return res, err
 	}
+	// Every frame from here on is sealed, both ways (seal.go).
+	fw.seal = newSeal(key, "main", mine, h.Nonce)
+	fr.seal = newSeal(key, "worker", mine, h.Nonce)
 	res.threads, res.maxFrameBytes = r.Threads, r.MaxFrameBytes
 	if need := maxBatchBytes(maxBatch); r.MaxFrameBytes < need {
 		err := frameLimitError("worker", r.MaxFrameBytes, need, fmt.Sprintf("a batch of %d updates", maxBatch))
@@ -113,8 +117,8 @@ type workerTerms struct {
 }
 
 // workerHandshake runs a worker's side of the handshake on an accepted
-// connection and returns the graph's sketch parameters and the limits the
-// main node set. maxFrame is the largest frame payload the worker reads.
+// connection, seals fr and fw for the frames that follow it, and returns
+// the graph's sketch parameters and the limits the main node set. maxFrame is the largest frame payload the worker reads.
 // The caller sets the deadline.
 func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, threads, maxFrame int) (workerTerms, error) {
 	// The two sides take turns, so that the handshake also runs over
@@ -167,6 +171,8 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 	if _, err := fw.write(readyMsg, &ready{Threads: threads, MaxFrameBytes: maxFrame}); err != nil {
 		return workerTerms{}, err
 	}
+	fw.seal = newSeal(key, "worker", h.Nonce, mine)
+	fr.seal = newSeal(key, "main", h.Nonce, mine)
 	return workerTerms{p: p, maxBatch: m.MaxBatchUpdates, maxFrameBytes: m.MaxFrameBytes}, nil
 }
 

@@ -32,6 +32,9 @@ type ConnStats struct {
 	// DuplicateDeltas counts deltas dropped because their batch had been
 	// answered already, was late, or was unknown.
 	DuplicateDeltas uint64
+	// BadFrames counts frames from the worker that failed their integrity
+	// check (ErrIntegrity): the first ended the connection.
+	BadFrames uint64
 	// BytesSent and BytesReceived count the data-plane bytes, frames and
 	// handshake.
 	BytesSent, BytesReceived uint64
@@ -51,14 +54,15 @@ type WorkerStats struct {
 	// Refused those that did not.
 	Connections, Refused uint64
 	// Batches, Updates, BytesSent, BytesReceived, DeltasMerged,
-	// BatchesResent, BatchesLate and DuplicateDeltas add up those of
-	// Conns (see ConnStats).
+	// BatchesResent, BatchesLate, DuplicateDeltas and BadFrames add up
+	// those of Conns (see ConnStats).
 	Batches, Updates         uint64
 	BytesSent, BytesReceived uint64
 	DeltasMerged             uint64
 	BatchesResent            uint64
 	BatchesLate              uint64
 	DuplicateDeltas          uint64
+	BadFrames                uint64
 	// LastError is why the last connection ended or was refused, if it
 	// did.
 	LastError string
@@ -89,6 +93,9 @@ type Stats struct {
 	BatchesResent, BatchesLate uint64
 	// DuplicateDeltas counts deltas dropped as duplicates.
 	DuplicateDeltas uint64
+	// BadFrames counts frames from workers that failed their integrity
+	// check; each ended its connection, whose batches went elsewhere.
+	BadFrames uint64
 	// BytesSent and BytesReceived add up the workers' data-plane bytes.
 	BytesSent, BytesReceived uint64
 	// WorkersLeft counts workers that left the cluster (they said so),
@@ -105,7 +112,7 @@ type workerStats struct {
 	batches, updates           atomic.Uint64
 	bytesOut, bytesIn          atomic.Uint64
 	merged, resent, duplicates atomic.Uint64
-	late                       atomic.Uint64
+	late, badFrames            atomic.Uint64
 	mu                         sync.Mutex
 	err                        string
 }
@@ -127,7 +134,7 @@ func (s *workerStats) snapshot() ConnStats {
 		Batches: s.batches.Load(), Updates: s.updates.Load(),
 		BytesSent: s.bytesOut.Load(), BytesReceived: s.bytesIn.Load(),
 		DeltasMerged: s.merged.Load(), BatchesResent: s.resent.Load(), BatchesLate: s.late.Load(),
-		DuplicateDeltas: s.duplicates.Load(), Err: e}
+		DuplicateDeltas: s.duplicates.Load(), BadFrames: s.badFrames.Load(), Err: e}
 }
 
 // statsLocked returns new counters for a connection to the worker called
@@ -167,6 +174,7 @@ func (p *Pool) Stats() Stats {
 			w.BatchesResent += c.BatchesResent
 			w.BatchesLate += c.BatchesLate
 			w.DuplicateDeltas += c.DuplicateDeltas
+			w.BadFrames += c.BadFrames
 			if c.Err != "" {
 				w.LastError = c.Err
 			}
@@ -176,6 +184,7 @@ func (p *Pool) Stats() Stats {
 		st.BatchesResent += w.BatchesResent
 		st.BatchesLate += w.BatchesLate
 		st.DuplicateDeltas += w.DuplicateDeltas
+		st.BadFrames += w.BadFrames
 		st.BytesSent += w.BytesSent
 		st.BytesReceived += w.BytesReceived
 	}

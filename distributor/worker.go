@@ -114,6 +114,9 @@ type ServeStats struct {
 	Updates uint64
 	// BytesReceived and BytesSent count frame bytes on the data plane.
 	BytesReceived, BytesSent uint64
+	// BadFrames counts frames from main nodes that failed their integrity
+	// check (ErrIntegrity): each ended its connection.
+	BadFrames uint64
 }
 
 // Worker computes deltas for the batches that main nodes send it. It keeps
@@ -137,7 +140,7 @@ type Worker struct {
 		conns     map[net.Conn]struct{}
 	}
 
-	conns, refused, batches, updates, bytesIn, bytesOut atomic.Uint64
+	conns, refused, batches, updates, bytesIn, bytesOut, badFrames atomic.Uint64
 }
 
 // NewWorker returns a Worker for cfg. It returns the errors of
@@ -172,7 +175,8 @@ func (w *Worker) StopReason() string {
 // Stats returns the counters.
 func (w *Worker) Stats() ServeStats {
 	return ServeStats{Connections: w.conns.Load(), Refused: w.refused.Load(), Batches: w.batches.Load(),
-		Updates: w.updates.Load(), BytesReceived: w.bytesIn.Load(), BytesSent: w.bytesOut.Load()}
+		Updates: w.updates.Load(), BytesReceived: w.bytesIn.Load(), BytesSent: w.bytesOut.Load(),
+		BadFrames: w.badFrames.Load()}
 }
 
 // Serve accepts main-node connections on ln and serves each in its own
@@ -407,8 +411,11 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 	for {
 		t, h, n, err := fr.next()
 		if err != nil {
+			if errors.Is(err, ErrIntegrity) {
+				w.badFrames.Add(1)
+			}
 			var pe *ProtocolError
-			if errors.Is(err, ErrFrame) && !errors.As(err, &pe) {
+			if (errors.Is(err, ErrFrame) || errors.Is(err, ErrIntegrity)) && !errors.As(err, &pe) {
 				return &ProtocolError{Worker: "main node", Err: err}
 			}
 			return err
@@ -434,20 +441,23 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		default:
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: unexpected %s frame", ErrFrame, t)}
 		}
+		// The payload first: nothing of a frame is used before its
+		// check, the header included.
+		f := frames.Get().(*frameBuf)
+		if f.raw, err = fr.payload(f.raw, n); err != nil {
+			frames.Put(f)
+			if errors.Is(err, ErrIntegrity) {
+				w.badFrames.Add(1)
+				return &ProtocolError{Worker: "main node", Err: err}
+			}
+			return err
+		}
 		if err := fr.dec.decode(h, &entries, maxFrameBatches); err != nil {
 			return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad batches header: %v", ErrFrame, err)}
 		}
 		total, err := checkBatches(entries, n, p.Vertices(), maxBatch, fr.maxPayload)
 		if err != nil {
 			return &ProtocolError{Worker: "main node", Err: err}
-		}
-		f := frames.Get().(*frameBuf)
-		if cap(f.raw) < n {
-			f.raw = make([]byte, n)
-		}
-		f.raw = f.raw[:n]
-		if err := fr.payload(f.raw); err != nil {
-			return err
 		}
 		if cap(f.ids) < total {
 			f.ids = make([]uint32, 0, total)

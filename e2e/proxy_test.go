@@ -60,7 +60,7 @@ type proxyOptions struct {
 }
 
 const (
-	protocolBytes = len("sketchcc-batch/4") // the raw version that opens each direction
+	protocolBytes = len("sketchcc-batch/5") // the raw version that opens each direction
 	deltasFrame   = 5                       // distributor's deltasMsg
 )
 

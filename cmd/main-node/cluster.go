@@ -287,6 +287,7 @@ type workerReport struct {
 	DeltasMerged  uint64       `json:"deltas_merged"`
 	BatchesResent uint64       `json:"batches_resent"`
 	BatchesLate   uint64       `json:"batches_late"`
+	BadFrames     uint64       `json:"bad_frames"`
 	Refused       uint64       `json:"refused,omitempty"`
 	LastError     string       `json:"last_error,omitempty"`
 	Connections   []connReport `json:"connections"`
@@ -303,6 +304,7 @@ type connReport struct {
 	BatchesResent uint64 `json:"batches_resent"`
 	BatchesLate   uint64 `json:"batches_late"`
 	Duplicates    uint64 `json:"duplicate_deltas"`
+	BadFrames     uint64 `json:"bad_frames"`
 	BytesSent     uint64 `json:"bytes_sent"`
 	BytesReceived uint64 `json:"bytes_received"`
 	Error         string `json:"error,omitempty"`
@@ -327,6 +329,10 @@ type clusterReport struct {
 	BatchesResent             uint64  `json:"batches_resent"`
 	BatchesLate               uint64  `json:"batches_late"`
 	DuplicateDeltas           uint64  `json:"duplicate_deltas"`
+	// BadFrames counts frames from workers that failed their integrity
+	// check (a CRC-32C, or under a cluster key an AES-GCM tag); each
+	// ended its connection, whose batches went elsewhere.
+	BadFrames uint64 `json:"bad_frames"`
 	// WorkersLeft and WorkersFailed count the workers that left the
 	// cluster and those it declared dead.
 	WorkersLeft   uint64 `json:"workers_left"`
@@ -343,7 +349,7 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 	r := &clusterReport{Workers: []workerReport{}, LocalCutoffBatches: st.LocalCutoffBatches,
 		FallbackBatches: st.FallbackBatches, RemoteBatches: st.RemoteBatches,
 		BatchesResent: st.BatchesResent, BatchesLate: st.BatchesLate, DuplicateDeltas: st.DuplicateDeltas,
-		WorkersLeft: st.WorkersLeft, WorkersFailed: st.WorkersFailed}
+		BadFrames: st.BadFrames, WorkersLeft: st.WorkersLeft, WorkersFailed: st.WorkersFailed}
 	if updates > 0 {
 		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
 		r.NetworkBytesPerUpdateOut = float64(st.BytesSent) / float64(updates)
@@ -353,11 +359,11 @@ func (cl *cluster) report(updates uint64) *clusterReport {
 		wr := workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
 			Updates: w.Updates, BytesSent: w.BytesSent, BytesReceived: w.BytesReceived,
 			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, BatchesLate: w.BatchesLate,
-			Refused: w.Refused, LastError: w.LastError, Connections: []connReport{}}
+			BadFrames: w.BadFrames, Refused: w.Refused, LastError: w.LastError, Connections: []connReport{}}
 		for _, c := range w.Conns {
 			wr.Connections = append(wr.Connections, connReport{Addr: c.Addr, Incarnation: c.Incarnation,
 				Refused: c.Refused, Batches: c.Batches, DeltasMerged: c.DeltasMerged, BatchesResent: c.BatchesResent,
-				BatchesLate: c.BatchesLate, Duplicates: c.DuplicateDeltas, BytesSent: c.BytesSent,
+				BatchesLate: c.BatchesLate, Duplicates: c.DuplicateDeltas, BadFrames: c.BadFrames, BytesSent: c.BytesSent,
 				BytesReceived: c.BytesReceived, Error: c.Err})
 		}
 		r.Workers = append(r.Workers, wr)

@@ -138,8 +138,9 @@ var (
 	descWorkers      = prometheus.NewDesc("sketchcc_workers_connected", "Workers connected now.", nil, nil)
 	descLocal        = prometheus.NewDesc("sketchcc_batches_local_total", "Batches sketched on the main node by the distributors: cutoff (smaller than --local-cutoff) or fallback (no worker connected, or a failed worker's batches).", []string{"reason"}, nil)
 	descDuplicates   = prometheus.NewDesc("sketchcc_duplicate_deltas_total", "Deltas dropped because their batch was answered already.", nil, nil)
+	descBadFrames    = prometheus.NewDesc("sketchcc_bad_frames_total", "Frames from the worker that failed their integrity check (CRC-32C, or AES-GCM under a cluster key); each ended the connection and its batches were sent again.", perWorker, nil)
 	poolDescriptions = []*prometheus.Desc{descShipped, descShippedIDs, descMerged, descResent, descInFlight, descWire,
-		descConnected, descWorkers, descLocal, descDuplicates}
+		descConnected, descWorkers, descLocal, descDuplicates, descBadFrames}
 )
 
 func (c poolCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -166,6 +167,7 @@ func (c poolCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descShippedIDs, w.Updates, w.Name)
 		counter(descMerged, w.DeltasMerged, w.Name)
 		counter(descResent, w.BatchesResent, w.Name)
+		counter(descBadFrames, w.BadFrames, w.Name)
 		// The three counters are read one after the other: clamp the
 		// difference at zero.
 		gauge(descInFlight, float64(max(int64(w.Batches)-int64(w.DeltasMerged)-int64(w.BatchesResent), 0)), w.Name)

@@ -284,7 +284,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	st := w.Stats()
 	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
 		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
-		"peak_rss_bytes", cli.PeakRSS())
+		"bad_frames", st.BadFrames, "peak_rss_bytes", cli.PeakRSS())
 	if ctx.Err() == nil {
 		// The main node is done or gone: nobody needs the news, and
 		// gossip with no one left to hear it would wait for the timeout.

@@ -39,10 +39,11 @@ var (
 	descBatches     = prometheus.NewDesc("sketchcc_batches_sketched_total", "Batches received and turned into deltas.", nil, nil)
 	descIDs         = prometheus.NewDesc("sketchcc_neighbor_ids_sketched_total", "Neighbour ids in those batches: two per stream update, less the equal pairs that cancel within a batch and are not sent.", nil, nil)
 	descWire        = prometheus.NewDesc("sketchcc_wire_bytes_total", "Data-plane bytes by direction from this worker.", []string{"direction"}, nil)
+	descBadFrames   = prometheus.NewDesc("sketchcc_worker_bad_frames_total", "Frames from main nodes that failed their integrity check (CRC-32C, or AES-GCM under a cluster key); each ended its connection.", nil, nil)
 )
 
 func (c workerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descConnections, descRefused, descBatches, descIDs, descWire} {
+	for _, d := range []*prometheus.Desc{descConnections, descRefused, descBatches, descIDs, descWire, descBadFrames} {
 		ch <- d
 	}
 }
@@ -58,4 +59,5 @@ func (c workerCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descIDs, st.Updates)
 	counter(descWire, st.BytesSent, "sent")
 	counter(descWire, st.BytesReceived, "received")
+	counter(descBadFrames, st.BadFrames)
 }
