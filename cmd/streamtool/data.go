@@ -82,10 +82,14 @@ lists), text ("n m" then "u v" lines, 0-based). Lines end at LF, CRLF or
 a lone CR. Gzip input is detected by its magic bytes. Ids become their
 rank among all ids of the file (so 1..n become 0..n-1); OUT.map gets "new
 original" lines. Direction is ignored; self-loops and repeated edges are
-dropped and counted. A file that declares vertices and no edges gives a
-stream of 0 updates (isolated vertices). Prints a JSON summary with the
-exact number of components. Bad input names the file and line and leaves
-no output.
+dropped and counted. A declared vertex count (mtx, lg, text) is kept,
+isolated vertices included, up to 2^32-1 (more is an error); memory and
+output follow the edges read, not that count: OUT.map then lists only the
+vertices that have an edge, and an unlisted vertex v is isolated, id v+1
+(v for text). A file that declares vertices and no edges gives a stream
+of 0 updates (isolated vertices). Prints a JSON summary with the exact
+number of components. Bad input names the file and line and leaves no
+output.
 `,
 	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
 		var from, out string
@@ -164,7 +168,9 @@ the daily as-733 files, given in time order) into one binary stream over
 the union of their vertices: the inserts of A's edges, then per step
 exactly the deletions and insertions that turn each snapshot into the
 next (deletions first, each in ascending order). Ids are relabelled by
-rank in the union; OUT.map gets "new original" lines. Prints a JSON
+rank in the union (mtx, lg and text keep theirs, the union being the
+largest declared count); OUT.map gets "new original" lines (for those,
+as in convert, only for vertices that have an edge). Prints a JSON
 summary with, per snapshot, the update count at its end (after_updates),
 its edges and its exact number of components over the union vertex set.
 `,
@@ -196,7 +202,7 @@ its edges and its exact number of components over the union vertex set.
 				e.log.Info("parsed", "input", path, "vertices", g.Vertices, "edges", len(g.Edges))
 				gs = append(gs, g)
 			}
-			original, edges, err := edgelist.Union(gs)
+			u, edges, err := edgelist.Union(gs)
 			if err != nil {
 				return err
 			}
@@ -206,7 +212,7 @@ its edges and its exact number of components over the union vertex set.
 			if err != nil {
 				return err
 			}
-			v := uint32(len(original))
+			v := u.Vertices
 			snaps, err := streamgen.Snapshots(w, v, edges)
 			if err != nil {
 				return err
@@ -221,7 +227,7 @@ its edges and its exact number of components over the union vertex set.
 			}
 			final := snaps[len(snaps)-1]
 			r.Updates, r.Edges, r.Components = final.AfterUpdates, final.Edges, final.Components
-			mp, err := o.commitWithMap(out, noMap, func(w io.Writer) error { return edgelist.WriteMap(w, original) })
+			mp, err := o.commitWithMap(out, noMap, u.WriteMap)
 			if err != nil {
 				return err
 			}
