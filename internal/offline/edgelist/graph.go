@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -247,16 +248,19 @@ func endpoints(edges []stream.Edge) []uint32 {
 // vertices and no entries is a graph of isolated vertices. Its memory
 // follows the entries read, whatever count a header declares.
 func Parse(r io.Reader, name string, f Format) (*Graph, error) {
-	return ParseWith(r, name, f, Options{})
+	return ParseWith(context.Background(), r, name, f, Options{})
 }
 
-// ParseWith is Parse with options.
-func ParseWith(r io.Reader, name string, f Format, o Options) (*Graph, error) {
+// ParseWith is Parse with options, stopped by ctx: once ctx is done it
+// reads no more of r and returns a *ParseError, naming the next line,
+// that wraps ctx.Err(). A Read of r that blocks is not interrupted; the
+// caller closes r to end it.
+func ParseWith(ctx context.Context, r io.Reader, name string, f Format, o Options) (*Graph, error) {
 	dr, err := Decompressed(r)
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}
 	}
-	lr := newLineReader(dr, name)
+	lr := newLineReader(ctx, dr, name)
 	var b *builder
 	switch f {
 	case Snap:
@@ -557,6 +561,7 @@ const maxLineBytes = 1 << 20
 // ends at LF, CRLF or a lone CR (the old Mac OS convention): CR is never
 // part of a line.
 type lineReader struct {
+	ctx  context.Context // checked before each read of r
 	r    io.Reader
 	name string
 	line int64 // number of the last line returned, 1-based
@@ -574,8 +579,8 @@ type lineReader struct {
 	canBack bool
 }
 
-func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{r: r, name: name, buf: make([]byte, 64<<10)}
+func newLineReader(ctx context.Context, r io.Reader, name string) *lineReader {
+	return &lineReader{ctx: ctx, r: r, name: name, buf: make([]byte, 64<<10)}
 }
 
 // next returns the next line, valid until the following call. It returns
@@ -655,6 +660,9 @@ func (l *lineReader) fill() error {
 		l.buf = append(l.buf, make([]byte, min(len(l.buf), maxLineBytes+1-len(l.buf)))...)
 	}
 	for empty := 0; ; {
+		if err := l.ctx.Err(); err != nil {
+			return &ParseError{Name: l.name, Line: l.line + 1, Err: err}
+		}
 		n, err := l.r.Read(l.buf[l.end:])
 		l.end += n
 		if n > 0 {

@@ -1,6 +1,7 @@
 package edgelist
 
 import (
+	"context"
 	"errors"
 	"runtime"
 	"slices"
@@ -145,5 +146,58 @@ func TestUnion_DeclaredRanges(t *testing.T) {
 	}
 	if bytes > maxHeaderBytes {
 		t.Errorf("allocated %d bytes, want at most %d", bytes, maxHeaderBytes)
+	}
+}
+
+// endless yields prefix, then line forever; cancel is called at the
+// reads-th Read.
+type endless struct {
+	prefix, line string
+	reads, count int
+	cancel       func()
+}
+
+func (r *endless) Read(p []byte) (int, error) {
+	if r.count++; r.count == r.reads {
+		r.cancel()
+	}
+	n := copy(p, r.prefix)
+	r.prefix = r.prefix[n:]
+	for len(p)-n >= len(r.line) {
+		n += copy(p[n:], r.line)
+	}
+	return n, nil
+}
+
+// TestParseWith_Cancel checks that a parse stops when its context is done:
+// it reads no more and returns a *ParseError wrapping ctx.Err() at the
+// line it had reached.
+func TestParseWith_Cancel(t *testing.T) {
+	for _, tc := range []struct {
+		format Format
+		prefix string
+	}{
+		{Snap, ""},
+		{MTX, "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 18446744073709551615\n"},
+		{LG, "3,18446744073709551615,u,g\n"},
+		{Text, "3 18446744073709551615\n"},
+		{GML, "graph [ node [ id 1 ] node [ id 2 ] comment \"\n"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		r := &endless{prefix: tc.prefix, line: "1 2\n", reads: 5, cancel: cancel}
+		_, err := ParseWith(ctx, r, "endless", tc.format, Options{})
+		var pe *ParseError
+		if !errors.As(err, &pe) || !errors.Is(err, context.Canceled) || pe.Line < 2 || pe.Name != "endless" {
+			t.Errorf("%v: %v, want a *ParseError wrapping context.Canceled past line 1", tc.format, err)
+		}
+		if r.count != r.reads {
+			t.Errorf("%v: %d reads, want %d (none after the cancel)", tc.format, r.count, r.reads)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &endless{line: "1 2 3\n", reads: 5, cancel: cancel}
+	_, err := ParseEventsWith(ctx, r, "endless", 0, Options{})
+	if !errors.Is(err, context.Canceled) || r.count != r.reads {
+		t.Errorf("events: %v after %d reads, want context.Canceled after %d", err, r.count, r.reads)
 	}
 }
