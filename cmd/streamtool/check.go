@@ -20,8 +20,34 @@ import (
 // openStream opens a stream file. A binary file is opened with stream.Open,
 // which checks its size against the header, unless it is gzip-compressed;
 // a text file (typed or untyped, decided by its first update line) may be
-// gzip-compressed too. The returned func closes the file.
-func openStream(path, format string) (stream.Source, func(), error) {
+// gzip-compressed too. Once ctx is done the source returns ctx.Err() and
+// its file is closed (ending a read that blocks on a pipe). The returned
+// func closes the file.
+func openStream(ctx context.Context, path, format string) (stream.Source, func(), error) {
+	src, closeSrc, err := openSource(path, format)
+	if err != nil {
+		return nil, nil, err
+	}
+	stop := context.AfterFunc(ctx, closeSrc)
+	return interruptible{Source: src, err: ctx.Err}, func() { stop(); closeSrc() }, nil
+}
+
+// interruptible is a Source whose Read fails with err() once it is not
+// nil.
+type interruptible struct {
+	stream.Source
+	err func() error
+}
+
+func (s interruptible) Read(dst []stream.Update) (int, error) {
+	if err := s.err(); err != nil {
+		return 0, err
+	}
+	return s.Source.Read(dst)
+}
+
+// openSource is openStream without ctx.
+func openSource(path, format string) (stream.Source, func(), error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
@@ -134,7 +160,7 @@ up to --max-bitmap-bytes, else a hash set of the edges.
 			}
 			var res replay.Result
 			f := validateFailure{Stream: path}
-			src, closeSrc, err := openStream(path, "binary")
+			src, closeSrc, err := openStream(ctx, path, "binary")
 			if err == nil {
 				defer closeSrc()
 				h := src.Header()
@@ -187,7 +213,7 @@ check well-formedness). Text streams may be typed ("t u v") or untyped
 			if format != "binary" && format != "text" {
 				return usagef("--format=%q, want binary or text", format)
 			}
-			src, closeSrc, err := openStream(path, format)
+			src, closeSrc, err := openStream(ctx, path, format)
 			if err != nil {
 				return err
 			}
@@ -200,7 +226,7 @@ check well-formedness). Text streams may be typed ("t u v") or untyped
 			if labels != "" {
 				var o outputs
 				defer o.abort()
-				f, err := o.create(labels)
+				f, err := o.create(ctx, labels)
 				if err != nil {
 					return err
 				}

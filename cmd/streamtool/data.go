@@ -20,15 +20,27 @@ import (
 	"sketchcc/internal/cli"
 )
 
-// readGraph parses the file at path in format f. A graph of fewer than 2
-// vertices is an error: a stream needs 2.
-func readGraph(path string, f edgelist.Format, o edgelist.Options) (*edgelist.Graph, error) {
+// openInput opens the input file at path. Once ctx is done the file is
+// closed, which ends a read that blocks on a pipe or FIFO fed slowly; the
+// returned func closes it otherwise.
+func openInput(ctx context.Context, path string) (*os.File, func(), error) {
 	in, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot open input: %w", err)
+		return nil, nil, fmt.Errorf("cannot open input: %w", err)
 	}
-	defer in.Close()
-	g, err := edgelist.ParseWith(in, path, f, o)
+	stop := context.AfterFunc(ctx, func() { in.Close() })
+	return in, func() { stop(); in.Close() }, nil
+}
+
+// readGraph parses the file at path in format f, until ctx is done. A
+// graph of fewer than 2 vertices is an error: a stream needs 2.
+func readGraph(ctx context.Context, path string, f edgelist.Format, o edgelist.Options) (*edgelist.Graph, error) {
+	in, closeIn, err := openInput(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeIn()
+	g, err := edgelist.ParseWith(ctx, in, path, f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -82,10 +94,14 @@ lists), text ("n m" then "u v" lines, 0-based). Lines end at LF, CRLF or
 a lone CR. Gzip input is detected by its magic bytes. Ids become their
 rank among all ids of the file (so 1..n become 0..n-1); OUT.map gets "new
 original" lines. Direction is ignored; self-loops and repeated edges are
-dropped and counted. A file that declares vertices and no edges gives a
-stream of 0 updates (isolated vertices). Prints a JSON summary with the
-exact number of components. Bad input names the file and line and leaves
-no output.
+dropped and counted. A declared vertex count (mtx, lg, text) is kept,
+isolated vertices included, up to 2^32-1 (more is an error); memory and
+output follow the edges read, not that count: OUT.map then lists only the
+vertices that have an edge, and an unlisted vertex v is isolated, id v+1
+(v for text). A file that declares vertices and no edges gives a stream
+of 0 updates (isolated vertices). Prints a JSON summary with the exact
+number of components. Bad input names the file and line and leaves no
+output; so does SIGINT or SIGTERM (exit status 1, "interrupted").
 `,
 	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
 		var from, out string
@@ -107,7 +123,7 @@ no output.
 				return err
 			}
 			t0 := time.Now()
-			g, err := readGraph(in, f, edgelist.Options{Lenient: lenient})
+			g, err := readGraph(ctx, in, f, edgelist.Options{Lenient: lenient})
 			if err != nil {
 				return err
 			}
@@ -115,7 +131,7 @@ no output.
 				"duration", time.Since(t0).Round(time.Millisecond))
 			var o outputs
 			defer o.abort()
-			w, err := o.create(out)
+			w, err := o.create(ctx, out)
 			if err != nil {
 				return err
 			}
@@ -125,7 +141,7 @@ no output.
 			r := convertResult{Input: in, Format: f.String(), Output: out, Vertices: g.Vertices,
 				Edges: len(g.Edges), Components: g.Components(), Stats: g.Stats, Skipped: g.Skipped, Notes: g.Notes}
 			warnParse(e, in, g.Stats, g.Skipped, g.Notes)
-			mp, err := o.commitWithMap(out, noMap, g.WriteMap)
+			mp, err := o.commitWithMap(ctx, out, noMap, g.WriteMap)
 			if err != nil {
 				return err
 			}
@@ -164,7 +180,9 @@ the daily as-733 files, given in time order) into one binary stream over
 the union of their vertices: the inserts of A's edges, then per step
 exactly the deletions and insertions that turn each snapshot into the
 next (deletions first, each in ascending order). Ids are relabelled by
-rank in the union; OUT.map gets "new original" lines. Prints a JSON
+rank in the union (mtx, lg and text keep theirs, the union being the
+largest declared count); OUT.map gets "new original" lines (for those,
+as in convert, only for vertices that have an edge). Prints a JSON
 summary with, per snapshot, the update count at its end (after_updates),
 its edges and its exact number of components over the union vertex set.
 `,
@@ -188,7 +206,7 @@ its edges and its exact number of components over the union vertex set.
 			}
 			var gs []*edgelist.Graph
 			for _, path := range fs.Args() {
-				g, err := readGraph(path, f, edgelist.Options{Lenient: lenient})
+				g, err := readGraph(ctx, path, f, edgelist.Options{Lenient: lenient})
 				if err != nil {
 					return err
 				}
@@ -196,17 +214,17 @@ its edges and its exact number of components over the union vertex set.
 				e.log.Info("parsed", "input", path, "vertices", g.Vertices, "edges", len(g.Edges))
 				gs = append(gs, g)
 			}
-			original, edges, err := edgelist.Union(gs)
+			u, edges, err := edgelist.Union(gs)
 			if err != nil {
 				return err
 			}
 			var o outputs
 			defer o.abort()
-			w, err := o.create(out)
+			w, err := o.create(ctx, out)
 			if err != nil {
 				return err
 			}
-			v := uint32(len(original))
+			v := u.Vertices
 			snaps, err := streamgen.Snapshots(w, v, edges)
 			if err != nil {
 				return err
@@ -221,7 +239,7 @@ its edges and its exact number of components over the union vertex set.
 			}
 			final := snaps[len(snaps)-1]
 			r.Updates, r.Edges, r.Components = final.AfterUpdates, final.Edges, final.Components
-			mp, err := o.commitWithMap(out, noMap, func(w io.Writer) error { return edgelist.WriteMap(w, original) })
+			mp, err := o.commitWithMap(ctx, out, noMap, u.WriteMap)
 			if err != nil {
 				return err
 			}
@@ -299,12 +317,12 @@ Prints a JSON summary with the final graph's exact components.
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			fin, err := os.Open(in)
+			fin, closeIn, err := openInput(ctx, in)
 			if err != nil {
-				return fmt.Errorf("cannot open input: %w", err)
+				return err
 			}
-			ev, err := edgelist.ParseEventsWith(fin, in, timeColumn, edgelist.Options{Lenient: lenient})
-			fin.Close()
+			ev, err := edgelist.ParseEventsWith(ctx, fin, in, timeColumn, edgelist.Options{Lenient: lenient})
+			closeIn()
 			if err != nil {
 				return err
 			}
@@ -327,7 +345,7 @@ Prints a JSON summary with the final graph's exact components.
 			slices.Sort(cfg.Checkpoints)
 			var o outputs
 			defer o.abort()
-			w, err := o.create(out)
+			w, err := o.create(ctx, out)
 			if err != nil {
 				return err
 			}
@@ -341,7 +359,7 @@ Prints a JSON summary with the final graph's exact components.
 			if math.IsInf(window, 1) {
 				r.Window = math.MaxFloat64 // JSON has no infinity
 			}
-			mp, err := o.commitWithMap(out, noMap, func(w io.Writer) error { return edgelist.WriteMap(w, ev.Original) })
+			mp, err := o.commitWithMap(ctx, out, noMap, func(w io.Writer) error { return edgelist.WriteMap(w, ev.Original) })
 			if err != nil {
 				return err
 			}

@@ -14,7 +14,10 @@
 // (--log-level). Exit status: 0 success, 1 runtime or input error (the
 // message names the file and line or update index and byte offset), 2 usage
 // error. Output files are written under temporary names and renamed into
-// place only on success, so a failed command leaves none behind.
+// place only on success, so a failed command leaves none behind. SIGINT and
+// SIGTERM stop every command while it reads or writes: it removes its
+// partial output and exits 1 with "COMMAND interrupted (SIGNAL signal
+// received), no output written: ...".
 //
 // The logic lives in sketchcc/internal/offline/streamgen (generators and stream
 // builders), sketchcc/internal/offline/edgelist (parsers and relabelling) and

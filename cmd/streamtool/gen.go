@@ -128,7 +128,7 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 				cfg.Isolated = streamgen.DefaultIsolated(scale)
 			}
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
-				out, cum, err := g.files(o)
+				out, cum, err := g.files(ctx, o)
 				if err != nil {
 					return streamgen.Summary{}, err
 				}
@@ -175,7 +175,7 @@ summary with the exact number of components.
 				cfg.Isolated = 0
 			}
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
-				out, cum, err := g.files(o)
+				out, cum, err := g.files(ctx, o)
 				if err != nil {
 					return streamgen.Summary{}, err
 				}
@@ -187,15 +187,15 @@ summary with the exact number of components.
 
 // files creates the stream file and, unless --no-cum, the cumulative file.
 // The returned cum is a nil interface when there is none.
-func (g *genFlags) files(o *outputs) (out, cum io.Writer, err error) {
-	f, err := o.create(g.out)
+func (g *genFlags) files(ctx context.Context, o *outputs) (out, cum io.Writer, err error) {
+	f, err := o.create(ctx, g.out)
 	if err != nil {
 		return nil, nil, err
 	}
 	if g.noCum {
 		return f, nil, nil
 	}
-	c, err := o.create(g.out + ".cum")
+	c, err := o.create(ctx, g.out+".cum")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -69,8 +69,8 @@ Commands:
 
 Results are JSON on stdout; logs go to stderr (--log-format text|json).
 'streamtool --version' prints the module version, commit and Go version. Exit status: 0 success,
-1 runtime or input error, 2 usage error. Run 'streamtool COMMAND --help'
-for a command's flags.
+1 runtime or input error or SIGINT/SIGTERM (partial output is removed),
+2 usage error. Run 'streamtool COMMAND --help' for a command's flags.
 `
 
 // command is one subcommand. setup registers its flags into a fresh
@@ -155,7 +155,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		return cli.PrintVersion(stdout, "streamtool")
 	}
 	e := &env{stdout: stdout, stderr: stderr, log: cli.NewLogger(stderr, logFormat, lvl)}
-	return cli.InFormat(runCommand(ctx, e, fs), logFormat)
+	return cli.InFormat(interrupted(ctx, name, runCommand(ctx, e, fs)), logFormat)
+}
+
+// interrupted says that command name was interrupted when err ended it
+// after ctx was done (SIGINT or SIGTERM): its outputs, written under
+// temporary names, have been removed.
+func interrupted(ctx context.Context, name string, err error) error {
+	if err == nil || ctx.Err() == nil || errors.Is(err, errReported) {
+		return err
+	}
+	return fmt.Errorf("%s interrupted (%v), no output written: %w", name, context.Cause(ctx), err)
 }
 
 // printJSON writes v as indented JSON to the command's stdout.
@@ -174,8 +184,9 @@ type outputs struct {
 }
 
 // create opens a temporary file in path's directory; commit renames it to
-// path.
-func (o *outputs) create(path string) (*os.File, error) {
+// path. Writes to the returned writer fail with ctx.Err() once ctx is done,
+// so that a command stops writing at a signal.
+func (o *outputs) create(ctx context.Context, path string) (io.Writer, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		// The error names the temporary file; the user gave path.
@@ -192,8 +203,18 @@ func (o *outputs) create(path string) (*os.File, error) {
 	}
 	o.files = append(o.files, f)
 	o.paths = append(o.paths, path)
-	return f, nil
+	return writerFunc(func(p []byte) (int, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		return f.Write(p)
+	}), nil
 }
+
+// writerFunc is an io.Writer made of its Write.
+type writerFunc func(p []byte) (int, error)
+
+func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
 
 // commit closes every file and renames it to its final path.
 func (o *outputs) commit() error {
@@ -215,11 +236,11 @@ func (o *outputs) commit() error {
 
 // commitWithMap writes the id mapping to out+".map" with write, unless
 // noMap, then commits every output. It returns the map's path, or "".
-func (o *outputs) commitWithMap(out string, noMap bool, write func(io.Writer) error) (string, error) {
+func (o *outputs) commitWithMap(ctx context.Context, out string, noMap bool, write func(io.Writer) error) (string, error) {
 	var mp string
 	if !noMap {
 		mp = out + ".map"
-		mw, err := o.create(mp)
+		mw, err := o.create(ctx, mp)
 		if err != nil {
 			return "", err
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -255,5 +256,64 @@ func TestTemporal_RepeatedCheckpoints(t *testing.T) {
 		"--checkpoints", "0.5", "--checkpoints", "2")
 	if code != 2 || !strings.Contains(errOut, `--checkpoints: "2" is not a fraction in [0, 1]`) {
 		t.Errorf("a bad fraction in a repeated flag: exit %d, %q", code, errOut)
+	}
+}
+
+// TestConvert_HostileHeaders checks that convert trusts no header: one
+// edge under a header of billions of vertices becomes a 21-byte stream
+// that keeps the declared count (its isolated vertices are components)
+// and a map of the edge's two vertices, in bounded memory; a count a
+// stream cannot hold is refused naming the file, line and count, with
+// nothing left behind. Was: LG 4294967295 grew to 23.8 GB and was killed.
+func TestConvert_HostileHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		from, content string
+		vertices      uint32
+		mapWant       string
+	}{
+		{"lg", "4294967295,1,u,g\n1,2\n", 1<<32 - 1, "0 1\n1 2\n"},
+		{"lg", "2000000000,1,u,g\n2000000000,1\n", 2_000_000_000, "0 1\n1999999999 2000000000\n"},
+		{"mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n2147483648 2147483648 1\n2 1\n", 1 << 31, "0 1\n1 2\n"},
+		{"mtx", "% no banner\n3000000000 3000000000 1\n3 4\n", 3_000_000_000, "2 3\n3 4\n"},
+		{"text", "4294967295 1\n0 4294967294\n", 1<<32 - 1, "0 0\n4294967294 4294967294\n"},
+	} {
+		dir := t.TempDir()
+		in := writeFile(t, dir, "in.dat", tc.content)
+		out := filepath.Join(dir, "out.bin")
+		var got convertJSON
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		mustRun(t, &got, "convert", "--from", tc.from, in, "-o", out)
+		runtime.ReadMemStats(&after)
+		if got.Vertices != tc.vertices || got.Edges != 1 || got.Components != int(tc.vertices)-1 {
+			t.Errorf("%s %q: %+v, want %d vertices, 1 edge, %d components", tc.from, tc.content, got,
+				tc.vertices, tc.vertices-1)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 16<<20 {
+			t.Errorf("%s %q: allocated %d bytes, want at most 16 MiB", tc.from, tc.content, n)
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Size() != 12+9 {
+			t.Errorf("%s %q: stream %v, %v; want 21 bytes", tc.from, tc.content, fi, err)
+		}
+		m, err := os.ReadFile(out + ".map")
+		requireNoError(t, err)
+		if string(m) != tc.mapWant {
+			t.Errorf("%s %q: map %.64q, want %q", tc.from, tc.content, m, tc.mapWant)
+		}
+	}
+	for _, tc := range []struct{ from, content, want string }{
+		{"lg", "4294967296,1,u,g\n1,2\n", "line 1: id out of range (header declares 4294967296 vertices; a stream holds at most 4294967295"},
+		{"mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n9999999999 9999999999 1\n1 2\n", "line 2: id out of range (size line declares 9999999999 vertices"},
+		{"text", "18446744073709551615 1\n0 1\n", "line 1: id out of range (header declares 18446744073709551615 vertices"},
+	} {
+		dir := t.TempDir()
+		in := writeFile(t, dir, "in.dat", tc.content)
+		code, _, errOut := streamtool(t, "convert", "--from", tc.from, in, "-o", filepath.Join(dir, "out.bin"))
+		if code != 1 || !strings.Contains(errOut, "in.dat: "+tc.want) {
+			t.Errorf("%s %q: exit %d, stderr %q; want 1 and %q", tc.from, tc.content, code, errOut, tc.want)
+		}
+		if got := listDir(t, dir); !slices.Equal(got, []string{"in.dat"}) {
+			t.Errorf("%s %q: left %v", tc.from, tc.content, got)
+		}
 	}
 }

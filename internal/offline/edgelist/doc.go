@@ -33,6 +33,11 @@
 //   - Text: the untyped text stream format of package stream: a first line
 //     "n m" declares n vertices (0-based ids), then exactly m "u v" lines.
 //
+// A declared vertex count must fit a stream's 32-bit count, at most
+// 2^32−1; a larger one is an error (ErrRange) naming the line and the
+// count. It is a claim, not a size: nothing is allocated or written per
+// declared vertex, only per entry read (see Relabelling).
+//
 // Lines end at LF, CRLF or a lone CR (old Mac OS files), in every format.
 // A header that declares vertices and no entries (MTX "5 5 0", LG "5,0,u,g",
 // Text "5 0", a GML node list without edges) is a graph of isolated
@@ -48,6 +53,14 @@
 // or seen). For the declared-count formats this keeps the natural order:
 // 1..n become 0..n-1 (MTX, LG), 0..n-1 stay (Text), GML node ids keep their
 // ascending order. Graph.ID maps new ids back.
+//
+// A declared range keeps every declared vertex, isolated ones included
+// (they count as components), but holds no table of them: Graph.Original
+// is nil, Graph.Components runs its union-find over the endpoints of the
+// edges only when they are fewer than the vertices, and Graph.WriteMap
+// lists only the vertices that have an edge; a vertex v < Vertices that
+// it omits is isolated and had id Base+v. A header of 2^32−1 vertices and
+// one edge so costs as little as one edge.
 //
 // # Simple graphs
 //

@@ -241,10 +241,13 @@ func TestUnion(t *testing.T) {
 	requireNoError(t, err)
 	b, err := parseString(t, "5 30\n30 40\n", Snap)
 	requireNoError(t, err)
-	orig, es, err := Union([]*Graph{a, b})
+	u, es, err := Union([]*Graph{a, b})
 	requireNoError(t, err)
-	if want := []uint64{5, 10, 20, 30, 40}; !slices.Equal(orig, want) {
-		t.Fatalf("union %v, want %v", orig, want)
+	if want := []uint64{5, 10, 20, 30, 40}; !slices.Equal(u.Original, want) || u.Vertices != 5 {
+		t.Fatalf("union %d vertices %v, want %v", u.Vertices, u.Original, want)
+	}
+	if !slices.Equal(u.Edges, edges(0, 3, 1, 2, 2, 3, 3, 4)) {
+		t.Fatalf("union edges %v", u.Edges)
 	}
 	if !slices.Equal(es[0], edges(1, 2, 2, 3)) || !slices.Equal(es[1], edges(0, 3, 3, 4)) {
 		t.Fatalf("remapped %v", es)

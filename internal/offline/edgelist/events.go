@@ -1,6 +1,7 @@
 package edgelist
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -44,13 +45,13 @@ type Events struct {
 // included; self-loop events are dropped and counted. Gzip input is
 // decompressed first. Bad input is a *ParseError with its line number.
 func ParseEvents(r io.Reader, name string, timeColumn int) (*Events, error) {
-	return ParseEventsWith(r, name, timeColumn, Options{})
+	return ParseEventsWith(context.Background(), r, name, timeColumn, Options{})
 }
 
-// ParseEventsWith is ParseEvents with options: with o.Lenient, a line
-// after the first event that does not parse is skipped, counted and
-// quoted instead of failing.
-func ParseEventsWith(r io.Reader, name string, timeColumn int, o Options) (*Events, error) {
+// ParseEventsWith is ParseEvents with options, stopped by ctx as ParseWith
+// is: with o.Lenient, a line after the first event that does not parse is
+// skipped, counted and quoted instead of failing.
+func ParseEventsWith(ctx context.Context, r io.Reader, name string, timeColumn int, o Options) (*Events, error) {
 	if timeColumn != 0 && timeColumn < 3 {
 		return nil, fmt.Errorf("%w: time column %d (want 0 for the last, or >= 3)", ErrUnsupported, timeColumn)
 	}
@@ -58,7 +59,7 @@ func ParseEventsWith(r io.Reader, name string, timeColumn int, o Options) (*Even
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}
 	}
-	lr := newLineReader(dr, name)
+	lr := newLineReader(ctx, dr, name)
 	var (
 		f      [][]byte
 		ids    []uint64 // u, v per kept event

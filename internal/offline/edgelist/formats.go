@@ -3,6 +3,7 @@ package edgelist
 import (
 	"bytes"
 	"fmt"
+	"math"
 )
 
 // parseSnap reads "u v [more columns]" lines. Before the first edge line, a
@@ -84,7 +85,8 @@ type declared struct {
 
 // parseDeclared reads the lines after any banner: comments, the header
 // line, then exactly the declared number of entries with ids in
-// [base, base+vertices).
+// [base, base+vertices). Nothing is allocated per declared vertex or
+// entry, only per entry read: a header is a claim, not a size to trust.
 func parseDeclared(lr *lineReader, b *builder, d declared) (*builder, error) {
 	var f [][]byte
 	var entries, read uint64
@@ -103,8 +105,9 @@ func parseDeclared(lr *lineReader, b *builder, d declared) (*builder, error) {
 			if err != nil {
 				return nil, err
 			}
-			if n >= 1<<32 {
-				return nil, lr.errorf(ErrRange, "%d vertices do not fit 32-bit ids", n)
+			if n > math.MaxUint32 {
+				return nil, lr.errorf(ErrRange, "%s declares %d vertices; a stream holds at most %d (2^32-1)",
+					d.headerName, n, uint32(math.MaxUint32))
 			}
 			b.declared, entries = int64(n), m
 			continue

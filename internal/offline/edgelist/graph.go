@@ -3,10 +3,13 @@ package edgelist
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -181,7 +184,9 @@ type Graph struct {
 	Edges []stream.Edge
 	// Original[v] is the id vertex v had in the input, in ascending order.
 	// It is nil when the input declared its vertex range (MTX, LG, Text):
-	// vertex v then had id Base+v. Use ID, which handles both.
+	// vertex v then had id Base+v, and nothing is held per vertex, since a
+	// header may declare billions that no entry names. Use ID, which
+	// handles both.
 	Original []uint64
 	// Base is the input id of vertex 0 when Original is nil: 1 for MTX and
 	// LG, 0 for Text.
@@ -204,31 +209,58 @@ func (g *Graph) Components() int {
 
 // Components returns the number of connected components of the graph with
 // vertex ids [0, vertices) and the given edges, by a plain union-find. Every
-// endpoint must be < vertices.
+// endpoint must be < vertices. Its memory follows the edges when they touch
+// fewer vertices than there are (a header that declares billions of
+// vertices, a few of them in edges): the union-find then covers the
+// endpoints only, and every other vertex is a component of its own.
 func Components(vertices uint32, edges []stream.Edge) int {
-	d := dsu.New(vertices)
-	for _, e := range edges {
-		d.Union(e.Src, e.Dst)
+	if uint64(vertices) <= 2*uint64(len(edges)) {
+		d := dsu.New(vertices)
+		for _, e := range edges {
+			d.Union(e.Src, e.Dst)
+		}
+		return d.Sets()
 	}
-	return d.Sets()
+	ends := endpoints(edges)
+	d := dsu.New(uint32(len(ends)))
+	for _, e := range edges {
+		s, _ := slices.BinarySearch(ends, e.Src)
+		t, _ := slices.BinarySearch(ends, e.Dst)
+		d.Union(uint32(s), uint32(t))
+	}
+	return int(vertices) - len(ends) + d.Sets()
+}
+
+// endpoints returns the distinct endpoints of edges, ascending.
+func endpoints(edges []stream.Edge) []uint32 {
+	ends := make([]uint32, 0, 2*len(edges))
+	for _, e := range edges {
+		ends = append(ends, e.Src, e.Dst)
+	}
+	slices.Sort(ends)
+	return slices.Compact(ends)
 }
 
 // Parse reads a graph in format f from r with the default Options. name is
 // used in errors. Gzip input is decompressed first. It returns a
 // *ParseError for bad input and an error wrapping ErrNoVertices for an
 // input with no vertex. A graph may have no edges: a header that declares
-// vertices and no entries is a graph of isolated vertices.
+// vertices and no entries is a graph of isolated vertices. Its memory
+// follows the entries read, whatever count a header declares.
 func Parse(r io.Reader, name string, f Format) (*Graph, error) {
-	return ParseWith(r, name, f, Options{})
+	return ParseWith(context.Background(), r, name, f, Options{})
 }
 
-// ParseWith is Parse with options.
-func ParseWith(r io.Reader, name string, f Format, o Options) (*Graph, error) {
+// ParseWith is Parse with options, stopped by ctx: once ctx is done it
+// reads no more of r and returns a *ParseError, naming the next line,
+// that wraps ctx.Err(). A Read of r that blocks is not interrupted; the
+// caller closes r to end it.
+func ParseWith(ctx context.Context, r io.Reader, name string, f Format, o Options) (*Graph, error) {
 	dr, err := Decompressed(r)
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}
 	}
-	lr := newLineReader(dr, name)
+	lr := newLineReader(ctx, dr, name)
 	var b *builder
 	switch f {
 	case Snap:
@@ -388,7 +420,8 @@ func (g *Graph) ID(v uint32) uint64 {
 }
 
 // IDs returns the input ids of all vertices in ascending order: Original,
-// or a new slice for a declared range.
+// or a new slice of Vertices ids for a declared range (8 bytes a vertex,
+// however few of them the edges name; WriteMap and Union do without it).
 func (g *Graph) IDs() []uint64 {
 	if g.Original != nil {
 		return g.Original
@@ -400,18 +433,49 @@ func (g *Graph) IDs() []uint64 {
 	return ids
 }
 
-// WriteMap writes one "new original" line per vertex of g: the dense id
-// and the id it had in the input.
+// WriteMap writes "new original" lines, the dense id and the id the vertex
+// had in the input, in ascending order: one per vertex when g has
+// Original, and for a declared range (Original nil) one per vertex that
+// has an edge, so that the map follows the edges read, not the count a
+// header declares. A vertex v < Vertices missing from the map is then an
+// isolated vertex of id Base+v.
 func (g *Graph) WriteMap(w io.Writer) error {
-	return writeMap(w, g.Vertices, g.ID)
+	if g.Original != nil {
+		return WriteMap(w, g.Original)
+	}
+	return writeMap(w, func(yield func(uint32, uint64) bool) {
+		for _, v := range endpoints(g.Edges) {
+			if !yield(v, g.Base+uint64(v)) {
+				return
+			}
+		}
+	})
 }
 
 // Union merges graphs over one id space (for example daily snapshots): it
-// returns the ascending union of their Original ids and each graph's edges
-// relabelled to ranks in that union. Relabelling is monotone, so every
-// returned edge list keeps Src < Dst and its sorted order. It returns an
-// error wrapping ErrRange if the union has 2^32 ids or more.
-func Union(graphs []*Graph) (original []uint64, edges [][]stream.Edge, err error) {
+// returns a graph u over the union of their vertices, whose Edges hold
+// every edge of any of them once (sorted, Src < Dst), and each graph's
+// edges relabelled to u's ids. Graphs that all declare a range from one
+// Base (MTX, LG or Text files) keep their ids: u has that Base, the
+// largest of their vertex counts and no Original, so nothing is held per
+// declared vertex. Otherwise u.Original is the ascending union of their
+// ids (a declared range counts all its ids) and edges are relabelled to
+// ranks in it; relabelling is monotone, so every returned edge list keeps
+// Src < Dst and its sorted order. It returns an error wrapping ErrRange if
+// the union has 2^32 ids or more.
+func Union(graphs []*Graph) (u *Graph, edges [][]stream.Edge, err error) {
+	u = &Graph{}
+	if ranges(graphs) {
+		u.Base = graphs[0].Base
+		edges = make([][]stream.Edge, len(graphs))
+		for i, g := range graphs {
+			u.Vertices = max(u.Vertices, g.Vertices)
+			edges[i] = g.Edges
+		}
+		u.Edges = unionEdges(edges)
+		return u, edges, nil
+	}
+	var original []uint64
 	for _, g := range graphs {
 		original = append(original, g.IDs()...)
 	}
@@ -436,22 +500,50 @@ func Union(graphs []*Graph) (original []uint64, edges [][]stream.Edge, err error
 		}
 		edges[i] = es
 	}
-	return original, edges, nil
+	u.Vertices, u.Original, u.Edges = uint32(len(original)), original, unionEdges(edges)
+	return u, edges, nil
+}
+
+// ranges reports whether every graph declares a range of ids from one
+// Base.
+func ranges(graphs []*Graph) bool {
+	for _, g := range graphs {
+		if g.Original != nil || g.Base != graphs[0].Base {
+			return false
+		}
+	}
+	return len(graphs) > 0
+}
+
+// unionEdges returns the distinct edges of the sorted edge lists, sorted.
+func unionEdges(lists [][]stream.Edge) []stream.Edge {
+	all := slices.Concat(lists...)
+	slices.SortFunc(all, func(a, b stream.Edge) int {
+		return cmp.Or(cmp.Compare(a.Src, b.Src), cmp.Compare(a.Dst, b.Dst))
+	})
+	return slices.Clip(slices.Compact(all))
 }
 
 // WriteMap writes one "new original" line per vertex: the dense id and the
 // id it had in the input.
 func WriteMap(w io.Writer, original []uint64) error {
-	return writeMap(w, uint32(len(original)), func(v uint32) uint64 { return original[v] })
+	return writeMap(w, func(yield func(uint32, uint64) bool) {
+		for v, id := range original {
+			if !yield(uint32(v), id) {
+				return
+			}
+		}
+	})
 }
 
-func writeMap(w io.Writer, vertices uint32, id func(uint32) uint64) error {
+// writeMap writes a "new original" line for each pair of ids.
+func writeMap(w io.Writer, ids iter.Seq2[uint32, uint64]) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	var line []byte
-	for v := range vertices {
+	for v, id := range ids {
 		line = strconv.AppendUint(line[:0], uint64(v), 10)
 		line = append(line, ' ')
-		line = strconv.AppendUint(line, id(v), 10)
+		line = strconv.AppendUint(line, id, 10)
 		line = append(line, '\n')
 		bw.Write(line)
 	}
@@ -469,6 +561,7 @@ const maxLineBytes = 1 << 20
 // ends at LF, CRLF or a lone CR (the old Mac OS convention): CR is never
 // part of a line.
 type lineReader struct {
+	ctx  context.Context // checked before each read of r
 	r    io.Reader
 	name string
 	line int64 // number of the last line returned, 1-based
@@ -486,8 +579,8 @@ type lineReader struct {
 	canBack bool
 }
 
-func newLineReader(r io.Reader, name string) *lineReader {
-	return &lineReader{r: r, name: name, buf: make([]byte, 64<<10)}
+func newLineReader(ctx context.Context, r io.Reader, name string) *lineReader {
+	return &lineReader{ctx: ctx, r: r, name: name, buf: make([]byte, 64<<10)}
 }
 
 // next returns the next line, valid until the following call. It returns
@@ -567,6 +660,9 @@ func (l *lineReader) fill() error {
 		l.buf = append(l.buf, make([]byte, min(len(l.buf), maxLineBytes+1-len(l.buf)))...)
 	}
 	for empty := 0; ; {
+		if err := l.ctx.Err(); err != nil {
+			return &ParseError{Name: l.name, Line: l.line + 1, Err: err}
+		}
 		n, err := l.r.Read(l.buf[l.end:])
 		l.end += n
 		if n > 0 {

@@ -1,6 +1,7 @@
 package edgelist
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strconv"
@@ -139,7 +140,7 @@ func TestParse_Lenient(t *testing.T) {
 	if _, err := parseString(t, in, Snap); !errors.Is(err, ErrSyntax) {
 		t.Fatalf("strict: %v, want ErrSyntax", err)
 	}
-	g, err := ParseWith(strings.NewReader(in), "inline", Snap, Options{Lenient: true})
+	g, err := ParseWith(context.Background(), strings.NewReader(in), "inline", Snap, Options{Lenient: true})
 	requireNoError(t, err)
 	want := Stats{Lines: 11, Entries: 4, HeaderSkipped: 1, BadSkipped: 5}
 	if g.Stats != want || g.Vertices != 7 || len(g.Edges) != 4 {
@@ -156,13 +157,13 @@ func TestParse_Lenient(t *testing.T) {
 	}
 	// More bad lines than MaxQuoted: all counted, the first few quoted.
 	in = "1 2\n" + strings.Repeat("x\n", MaxQuoted+3)
-	g, err = ParseWith(strings.NewReader(in), "inline", Snap, Options{Lenient: true})
+	g, err = ParseWith(context.Background(), strings.NewReader(in), "inline", Snap, Options{Lenient: true})
 	requireNoError(t, err)
 	if g.Stats.BadSkipped != MaxQuoted+3 || len(g.Skipped.BadLines) != MaxQuoted {
 		t.Fatalf("%d skipped, %d quoted", g.Stats.BadSkipped, len(g.Skipped.BadLines))
 	}
 	// The declared formats stay strict.
-	_, err = ParseWith(strings.NewReader("3 1\n0 x\n"), "inline", Text, Options{Lenient: true})
+	_, err = ParseWith(context.Background(), strings.NewReader("3 1\n0 x\n"), "inline", Text, Options{Lenient: true})
 	if !errors.Is(err, ErrSyntax) {
 		t.Fatalf("lenient text: %v, want ErrSyntax", err)
 	}
@@ -245,7 +246,7 @@ func TestParseEvents_Wild(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Line != 2 || !errors.Is(err, ErrRange) {
 		t.Fatalf("negative id: %v", err)
 	}
-	ev, err = ParseEventsWith(strings.NewReader("1 2 5\n-1 3 6\n2 3 7\n"), "inline", 0, Options{Lenient: true})
+	ev, err = ParseEventsWith(context.Background(), strings.NewReader("1 2 5\n-1 3 6\n2 3 7\n"), "inline", 0, Options{Lenient: true})
 	requireNoError(t, err)
 	if len(ev.List) != 2 || ev.Stats.BadSkipped != 1 || ev.Skipped.BadLines[0].Line != 2 {
 		t.Fatalf("lenient: %+v", ev)

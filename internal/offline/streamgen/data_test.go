@@ -70,13 +70,13 @@ func TestSnapshots_AS733(t *testing.T) {
 		}
 		gs = append(gs, g)
 	}
-	original, edges, err := edgelist.Union(gs)
+	u, edges, err := edgelist.Union(gs)
 	requireNoError(t, err)
-	if len(original) != 9804 {
-		t.Fatalf("union of ids has %d vertices, want 9,804", len(original))
+	if len(u.Original) != 9804 || u.Vertices != 9804 {
+		t.Fatalf("union of ids has %d vertices, want 9,804", u.Vertices)
 	}
 	var out bytes.Buffer
-	snaps, err := Snapshots(&out, uint32(len(original)), edges)
+	snaps, err := Snapshots(&out, u.Vertices, edges)
 	requireNoError(t, err)
 	for i, s := range snaps {
 		w := want[i]
