@@ -76,6 +76,30 @@ func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
 	return errs
 }
 
+// lockCheckpointDir takes the lock of the run's checkpoint directory,
+// held until the returned func is called (or the process ends), and then
+// removes the temporaries a run killed while writing a checkpoint left
+// there, logging each. A directory another main node holds is an error
+// naming the holder.
+func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) {
+	l, err := checkpoint.LockDir(dir)
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, fmt.Errorf("--checkpoint-dir=%s: %w; give each main node a directory of its own", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--checkpoint-dir=%s: %w", dir, err)
+	}
+	removed, err := checkpoint.RemoveTemps(dir)
+	for _, p := range removed {
+		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
+	}
+	if err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
+}
+
 // resumed is a checkpoint read for --resume and checked against the run.
 type resumed struct {
 	meta  checkpoint.Meta

@@ -194,6 +194,11 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	var id checkpoint.StreamID
 	var res0 *resumed
 	if c.checkpoint.dir != "" {
+		unlock, err := lockCheckpointDir(c.checkpoint.dir, log)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		if id, err = checkpoint.Identify(c.stream); err != nil {
 			return err
 		}
