@@ -48,6 +48,10 @@ func chunkPairs(vertices uint32, parts, chunks int) int {
 	return min(max(n, minChunkPairs), maxChunkPairs)
 }
 
+// hashPieceRecords is the number of records the sorter takes before they
+// are hashed: 18 KiB, in the L1 cache still.
+const hashPieceRecords = 2048
+
 // pair is a neighbour id bound for a vertex's gutter: {vertex, neighbour}.
 type pair = [2]uint32
 
@@ -235,8 +239,17 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 		var d stream.Digest // of the records the sorter took, [blo, at)
 		for at < bhi {
 			recs, first, err := r.ReadRaw()
-			k := so.add(recs, vertices)
-			d = d.Update(recs[:k*stream.RecordBytes])
+			k := 0
+			for k < len(recs)/stream.RecordBytes {
+				// By pieces small enough to be still in the L1 cache
+				// when the sorter is done with them and they are hashed.
+				p := recs[k*stream.RecordBytes : min(len(recs), (k+hashPieceRecords)*stream.RecordBytes)]
+				j := so.add(p, vertices)
+				d = d.Update(p[:j*stream.RecordBytes])
+				if k += j; j*stream.RecordBytes < len(p) {
+					break
+				}
+			}
 			at += uint64(k)
 			inserted.Add(uint64(k))
 			if n := uint64(len(recs) / stream.RecordBytes); uint64(k) < n {
