@@ -94,12 +94,13 @@ func TestCheckpointResume(t *testing.T) {
 		t.Helper()
 		ic := ingest.Config{Vertices: vertices, Workers: cfg.Workers}
 		var from uint64
+		var prefix stream.Digest // of the records before from
 		if st != nil {
 			m, table, err := checkpoint.Read(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ic.Sketches, ic.BatchFactor, from = table, m.BatchFactor, m.Updates
+			ic.Sketches, ic.BatchFactor, from, prefix = table, m.BatchFactor, m.Updates, m.Prefix
 		}
 		pipe, err := ingest.New(ic)
 		if err != nil {
@@ -117,6 +118,7 @@ func TestCheckpointResume(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
+		rd := f.Reader(from, h.Updates)
 		var greedy []bool
 		taken := 0
 		s := Schedule{At: at, Name: path, From: from, CheckpointEvery: time.Nanosecond,
@@ -127,7 +129,8 @@ func TestCheckpointResume(t *testing.T) {
 				return nil
 			},
 			Checkpoint: func(_ context.Context, s State) error {
-				m := checkpoint.Meta{Stream: id, Updates: s.Updates, BatchFactor: pipe.Config().BatchFactor,
+				m := checkpoint.Meta{Stream: id, Updates: s.Updates, Prefix: prefix.Append(rd.Digest()),
+					BatchFactor: pipe.Config().BatchFactor,
 					GreedyValid: s.GreedyValid, Forest: s.Forest}
 				if _, err := checkpoint.Write(dir, m, pipe.Store().Table()); err != nil {
 					return err
@@ -138,7 +141,7 @@ func TestCheckpointResume(t *testing.T) {
 				}
 				return nil
 			}}
-		_, err = room.Run(context.Background(), f.Reader(from, h.Updates), s)
+		_, err = room.Run(context.Background(), rd, s)
 		if crashAfter > 0 {
 			if !errors.Is(err, errCrash) {
 				t.Fatalf("run to checkpoint %d: %v", crashAfter, err)

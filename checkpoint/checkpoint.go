@@ -15,6 +15,7 @@
 //	batch factor    f64
 //	stream          vertices u32 | 0 u32 | updates u64 | size u64 |
 //	                CRC-32C of the first MiB u32 | of the last MiB u32
+//	prefix          CRC-32C of the records [0, updates) u32 | 0 u32
 //	forest          edge count u64 | count × (src u32, dst u32)
 //	table           sketch.Table.WriteTo: its own magic, V, rows,
 //	                columns, sketch factor, seed, then every bucket
@@ -22,9 +23,16 @@
 //
 // Write takes it atomically: a temporary file in DIR, fsync, rename over
 // the old checkpoint, fsync of DIR; a crash at any point leaves either the
-// old or the new checkpoint whole. Read refuses a file whose checksum,
-// length, version or geometry is wrong, naming the file and the fault;
-// Meta.Check refuses one taken on another stream or with other parameters.
+// old or the new checkpoint whole, and possibly a temporary, which
+// RemoveTemps removes at the next start. Read refuses a file whose
+// checksum, length, version or geometry is wrong, naming the file and the
+// fault, before it allocates anything the file's size does not hold;
+// Meta.Check refuses one taken on another stream or with other parameters,
+// and the caller compares Meta.Prefix with the digest of the stream's
+// first Meta.Updates records (stream.File.Digest) before resuming.
+//
+// One main node at a time writes into a directory: LockDir takes an
+// exclusive flock on DIR/checkpoint.lock for the run.
 //
 // # Goroutines
 //
@@ -44,19 +52,22 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
 // Version is the file version that Write writes and Read accepts.
-const Version = 1
+// Version 1 had no prefix digest: it is refused with ErrVersion.
+const Version = 2
 
 // FileName is the checkpoint's name inside its directory.
 const FileName = "checkpoint.skcc"
 
 const (
 	magic       = "SKCCCKPT"
-	headerBytes = 8 + 4 + 4 + 8 + 8 + (4 + 4 + 8 + 8 + 4 + 4) + 8
+	headerBytes = 8 + 4 + 4 + 8 + 8 + (4 + 4 + 8 + 8 + 4 + 4) + (4 + 4) + 8
 	flagGreedy  = 1
 	// tableHeaderBytes is sketch.Table.WriteTo's header.
 	tableHeaderBytes = 8 + 4*4 + 8 + 8
@@ -65,11 +76,15 @@ const (
 )
 
 // ErrCorrupt is wrapped by Read for a file that is not a whole, intact
-// checkpoint of this version; ErrMismatch by Meta.Check for a checkpoint
-// of another stream or with other parameters.
+// checkpoint; ErrVersion for one an older build wrote, which this one
+// cannot resume safely; ErrMismatch by Meta.Check for a checkpoint of
+// another stream or with other parameters; ErrLocked by LockDir for a
+// directory another process holds.
 var (
 	ErrCorrupt  = errors.New("checkpoint: corrupt")
+	ErrVersion  = errors.New("checkpoint: written by an older build")
 	ErrMismatch = errors.New("checkpoint: does not match")
+	ErrLocked   = errors.New("checkpoint: directory in use")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -141,6 +156,11 @@ type Meta struct {
 	// Updates is the number of stream updates in the sketches, in
 	// [0, Stream.Updates]: ingestion resumes at this record.
 	Updates uint64
+	// Prefix is the digest of the stream's records [0, Updates):
+	// Prefix.Records must equal Updates. A resume hashes the records it
+	// is given and compares, so that a stream edited anywhere in them is
+	// refused.
+	Prefix stream.Digest
 	// BatchFactor is the gutter size the run used (it does not change the
 	// answer; a resumed run keeps it).
 	BatchFactor float64
@@ -156,9 +176,14 @@ func Path(dir string) string { return filepath.Join(dir, FileName) }
 
 // Write writes m and t as the checkpoint of dir, atomically (see the
 // package doc), and returns the bytes written. t must not change while
-// Write runs.
+// Write runs. It refuses a Meta whose Prefix does not cover exactly
+// Updates records.
 func Write(dir string, m Meta, t *sketch.Table) (int64, error) {
 	final := Path(dir)
+	if m.Prefix.Records != m.Updates {
+		return 0, fmt.Errorf("checkpoint: cannot write %s: its prefix digest covers %d records, the sketches %d",
+			final, m.Prefix.Records, m.Updates)
+	}
 	f, err := os.CreateTemp(dir, FileName+".tmp*")
 	if err != nil {
 		return 0, fmt.Errorf("checkpoint: cannot create a file in %s: %w", dir, err)
@@ -205,6 +230,8 @@ func write(w io.Writer, m Meta, t *sketch.Table) (int64, error) {
 	h = binary.LittleEndian.AppendUint64(h, m.Updates)
 	h = binary.LittleEndian.AppendUint64(h, math.Float64bits(m.BatchFactor))
 	h = appendStreamID(h, m.Stream)
+	h = binary.LittleEndian.AppendUint32(h, m.Prefix.CRC)
+	h = binary.LittleEndian.AppendUint32(h, 0)
 	h = binary.LittleEndian.AppendUint64(h, uint64(len(m.Forest)))
 	for _, e := range m.Forest {
 		h = binary.LittleEndian.AppendUint32(h, e.Src)
@@ -233,10 +260,14 @@ func appendStreamID(b []byte, id StreamID) []byte {
 	return binary.LittleEndian.AppendUint32(b, id.Tail)
 }
 
-// Read reads the checkpoint of dir. Every error names the file; one for a
-// file that is truncated, too long, of another version, with a bad
-// checksum or an impossible geometry wraps ErrCorrupt, and nothing of such
-// a file is returned. The table is allocated once, p.TableBytes() bytes.
+// Read reads the checkpoint of dir. Every error names the file. A path
+// that is not a regular file (a pipe, which would block) is refused
+// without reading it. A file that is truncated, too long, with a bad
+// checksum, counts its size cannot hold or an impossible geometry is an
+// error wrapping ErrCorrupt, one of version 1 wraps ErrVersion, and
+// nothing of such a file is returned. Nothing is allocated before the
+// counts are checked against the file's size; the table is allocated
+// once, p.TableBytes() bytes.
 func Read(dir string) (Meta, *sketch.Table, error) {
 	path := Path(dir)
 	m, t, err := read(path)
@@ -246,16 +277,38 @@ func Read(dir string) (Meta, *sketch.Table, error) {
 	return m, t, nil
 }
 
+// openRegular opens path for reading when it is a regular file, and
+// refuses anything else without blocking: it looks before opening, and
+// opens with O_NONBLOCK and looks again, for a pipe put in its place
+// meanwhile.
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s, not a regular file", fileKind(fi.Mode()))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s, not a regular file", fileKind(fi.Mode()))
+		}
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
 func read(path string) (Meta, *sketch.Table, error) {
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return Meta{}, nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Meta{}, nil, err
-	}
 	size := fi.Size()
 	crc := crc32.New(castagnoli)
 	r := io.TeeReader(bufio.NewReaderSize(f, 1<<20), crc)
@@ -267,7 +320,11 @@ func read(path string) (Meta, *sketch.Table, error) {
 	if string(h[:8]) != magic {
 		return m, nil, fmt.Errorf("%w: not a checkpoint (magic %q, want %q)", ErrCorrupt, h[:8], magic)
 	}
-	if v := binary.LittleEndian.Uint32(h[8:]); v != Version {
+	switch v := binary.LittleEndian.Uint32(h[8:]); {
+	case v == 1:
+		return m, nil, fmt.Errorf("%w (version 1): it names its stream by size and ends only, not by a hash of the records it holds, so it cannot be resumed safely; start the run again without --resume",
+			ErrVersion)
+	case v != Version:
 		return m, nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrCorrupt, v, Version)
 	}
 	flags := binary.LittleEndian.Uint32(h[12:])
@@ -278,12 +335,13 @@ func read(path string) (Meta, *sketch.Table, error) {
 	m.Stream = StreamID{Vertices: binary.LittleEndian.Uint32(s), Updates: binary.LittleEndian.Uint64(s[8:]),
 		Size: int64(binary.LittleEndian.Uint64(s[16:])), Head: binary.LittleEndian.Uint32(s[24:]),
 		Tail: binary.LittleEndian.Uint32(s[28:])}
+	m.Prefix = stream.Digest{Records: m.Updates, CRC: binary.LittleEndian.Uint32(s[32:])}
 	edges := binary.LittleEndian.Uint64(h[headerBytes-8:])
 	var errs []error
 	if flags&^flagGreedy != 0 {
 		errs = append(errs, fmt.Errorf("unknown flags %#x", flags))
 	}
-	if binary.LittleEndian.Uint32(s[4:]) != 0 {
+	if binary.LittleEndian.Uint32(s[4:]) != 0 || binary.LittleEndian.Uint32(s[36:]) != 0 {
 		errs = append(errs, errors.New("reserved stream field not zero"))
 	}
 	if m.Updates > m.Stream.Updates {
@@ -295,6 +353,12 @@ func read(path string) (Meta, *sketch.Table, error) {
 	if edges >= uint64(max(m.Stream.Vertices, 1)) || !m.GreedyValid && edges != 0 {
 		errs = append(errs, fmt.Errorf("forest of %d edges on %d vertices (greedy valid %v)",
 			edges, m.Stream.Vertices, m.GreedyValid))
+	}
+	// The forest, the table's header and the checksum must fit in the
+	// file before the forest is allocated: a crafted count of 2^32 edges
+	// would otherwise ask for 32 GiB.
+	if room := uint64(size) - min(uint64(size), headerBytes+tableHeaderBytes+4); edges > room/8 {
+		errs = append(errs, fmt.Errorf("forest of %d edges in a file of %d bytes", edges, size))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return m, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)

@@ -17,7 +17,7 @@ import (
 )
 
 // testTable returns a table of 64 vertices with some edges sketched.
-func testTable(t *testing.T) *sketch.Table {
+func testTable(t testing.TB) *sketch.Table {
 	t.Helper()
 	p, err := sketch.NewParams(64, 1.5, 42)
 	if err != nil {
@@ -32,11 +32,11 @@ func testTable(t *testing.T) *sketch.Table {
 
 func testMeta() Meta {
 	return Meta{Stream: StreamID{Vertices: 64, Updates: 1000, Size: 12 + 9*1000, Head: 0xdeadbeef, Tail: 0x01020304},
-		Updates: 640, BatchFactor: 0.5, GreedyValid: true,
+		Updates: 640, Prefix: stream.Digest{Records: 640, CRC: 0xcafef00d}, BatchFactor: 0.5, GreedyValid: true,
 		Forest: []stream.Edge{{Src: 0, Dst: 1}, {Src: 1, Dst: 8}, {Src: 5, Dst: 63}}}
 }
 
-func tableBytes(t *testing.T, tb *sketch.Table) []byte {
+func tableBytes(t testing.TB, tb *sketch.Table) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if _, err := tb.WriteTo(&b); err != nil {
@@ -48,7 +48,7 @@ func tableBytes(t *testing.T, tb *sketch.Table) []byte {
 func TestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	tb := testTable(t)
-	for _, m := range []Meta{testMeta(), {Stream: testMeta().Stream, Updates: 1000, BatchFactor: 1}} {
+	for _, m := range []Meta{testMeta(), {Stream: testMeta().Stream, Updates: 1000, Prefix: stream.Digest{Records: 1000, CRC: 7}, BatchFactor: 1}} {
 		n, err := Write(dir, m, tb)
 		if err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Stream != m.Stream || got.Updates != m.Updates || got.BatchFactor != m.BatchFactor ||
+		if got.Stream != m.Stream || got.Updates != m.Updates || got.Prefix != m.Prefix || got.BatchFactor != m.BatchFactor ||
 			got.GreedyValid != m.GreedyValid || !slices.Equal(got.Forest, m.Forest) {
 			t.Errorf("read %+v, wrote %+v", got, m)
 		}
@@ -81,13 +81,7 @@ func TestRoundTrip(t *testing.T) {
 // Read must refuse each with ErrCorrupt and name the file.
 func TestCorruptRefused(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Write(dir, testMeta(), testTable(t)); err != nil {
-		t.Fatal(err)
-	}
-	good, err := os.ReadFile(Path(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := goodFile(t)
 	forestEnd := headerBytes + 8*len(testMeta().Forest)
 	var offsets []int
 	for i := range forestEnd + tableHeaderBytes { // header, stream id, forest, table header

@@ -1,11 +1,13 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -45,6 +47,10 @@ func chunkPairs(vertices uint32, parts, chunks int) int {
 	n := min(int(per), chunkPoolBytes/(8*chunks))
 	return min(max(n, minChunkPairs), maxChunkPairs)
 }
+
+// hashPieceRecords is the number of records the sorter takes before they
+// are hashed: 18 KiB, in the L1 cache still.
+const hashPieceRecords = 2048
 
 // pair is a neighbour id bound for a vertex's gutter: {vertex, neighbour}.
 type pair = [2]uint32
@@ -86,36 +92,80 @@ type readErr struct {
 	err error
 }
 
+// piece is the digest of the records one block's reader took, from lo on.
+type piece struct {
+	lo uint64
+	d  stream.Digest
+}
+
+// segment is what the readers of one ingestParallel call share.
+type segment struct {
+	claim atomic.Uint64 // next block's first record
+	stop  atomic.Uint64 // no block starting here or later is read
+	mu    struct {
+		sync.Mutex
+		first  *readErr // the first error in stream order
+		pieces []piece  // one a block, in the order the blocks ended
+	}
+}
+
+// fail records err at record at, keeping the first one in stream order,
+// and lowers stop to at. Safe for concurrent use.
+func (s *segment) fail(at uint64, err error) {
+	s.mu.Lock()
+	if s.mu.first == nil || at < s.mu.first.at {
+		s.mu.first = &readErr{at, err}
+	}
+	s.mu.Unlock()
+	for st := s.stop.Load(); at < st && !s.stop.CompareAndSwap(st, at); st = s.stop.Load() {
+	}
+}
+
+// took records the digest of the records a block's reader took, from lo
+// on. Safe for concurrent use; called once a block (a few a second).
+func (s *segment) took(lo uint64, d stream.Digest) {
+	s.mu.Lock()
+	s.mu.pieces = append(s.mu.pieces, piece{lo, d})
+	s.mu.Unlock()
+}
+
+// digest returns the digest of records [lo, hi) from the pieces, and
+// false when they do not tile the range exactly. Called after the readers
+// are done.
+func (s *segment) digest(lo, hi uint64) (stream.Digest, bool) {
+	ps := s.mu.pieces
+	slices.SortFunc(ps, func(a, b piece) int { return cmp.Compare(a.lo, b.lo) })
+	var d stream.Digest
+	for _, p := range ps {
+		if p.lo != lo+d.Records {
+			return d, false
+		}
+		d = d.Append(p.d)
+	}
+	return d, lo+d.Records == hi
+}
+
 // ingestParallel reads records [cur.Pos(), cur.Pos()+n) of cur's file with
-// Config.Readers goroutines and inserts them, then moves cur past them. On
-// a bad record it returns the error of the first one in stream order and
-// the number of records before it (records after it that other readers
-// reached are in the gutters too); when ctx is done, ctx's cause and the
-// number of records inserted.
+// Config.Readers goroutines and inserts them, then moves cur past them,
+// with their digest: each block's reader hashes the records it took, and
+// the blocks' digests are appended in stream order. When ctx is done the
+// readers claim no new block but read the ones they hold to their end, so
+// that the records inserted are exactly [Pos, Pos+k): it returns ctx's
+// cause and k, and cur is moved past them with their digest, so that a
+// checkpoint can be taken there. On a bad record it returns the error of
+// the first one in stream order and the number of records before it
+// (records after it that other readers reached are in the gutters too),
+// and cur's digest is unknown.
 func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint64) (uint64, error) {
 	f := e.fan
 	lo := cur.Pos()
 	hi := lo + min(n, cur.Header().Updates-lo)
-	var (
-		claim atomic.Uint64 // next block's first record
-		stop  atomic.Uint64 // no block starting here or later is read
-		mu    sync.Mutex
-		first *readErr
-	)
-	claim.Store(lo)
-	stop.Store(hi)
+	var seg segment
+	seg.claim.Store(lo)
+	seg.stop.Store(hi)
 	// The readers count into e.updates as they go, for a progress bar.
 	before := e.updates.Load()
 	block := min(blockRecords, max(minBlockRecords, (hi-lo)/uint64(4*e.cfg.Readers)))
-	fail := func(at uint64, err error) {
-		mu.Lock()
-		if first == nil || at < first.at {
-			first = &readErr{at, err}
-		}
-		mu.Unlock()
-		for s := stop.Load(); at < s && !stop.CompareAndSwap(s, at); s = stop.Load() {
-		}
-	}
 	queues := make([]chan []pair, len(f.parts))
 	var inserters sync.WaitGroup
 	for i, p := range f.parts {
@@ -134,7 +184,7 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 	for i := range e.cfg.Readers {
 		readers.Go(func() {
 			pprof.Do(ctx, pprof.Labels("stage", "read", "goroutine", "read-"+strconv.Itoa(i)), func(context.Context) {
-				e.readBlocks(ctx, cur.File(), block, &claim, &stop, queues, &e.updates, fail)
+				e.readBlocks(ctx, cur.File(), block, &seg, queues, &e.updates)
 			})
 		})
 	}
@@ -144,49 +194,67 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 	}
 	inserters.Wait()
 	k := e.updates.Load() - before
-	if first != nil {
+	if first := seg.mu.first; first != nil {
 		// Read resumes at the bad record and meets the error again.
 		_ = cur.Seek(first.at)
-		if errors.Is(first.err, context.Cause(ctx)) && ctx.Err() != nil {
-			return k, first.err
-		}
 		return first.at - lo, first.err
 	}
-	_ = cur.Seek(hi)
-	return hi - lo, nil
+	if d, ok := seg.digest(lo, lo+k); ok {
+		_ = cur.Skip(d)
+	} else {
+		// Not reached: every block claimed was read to its end. Without
+		// a digest no checkpoint is written, rather than one that cannot
+		// be checked.
+		_ = cur.Seek(lo + k)
+	}
+	if k < hi-lo {
+		return k, context.Cause(ctx)
+	}
+	return k, nil
 }
 
-// readBlocks claims blocks of records below stop, reads them and hands
-// each update's two pairs to the inserters of the Parts owning their
-// vertices, until no block is left. It reports a bad record or ctx's end
-// to fail, which lowers stop to it, so that blocks before the first error
-// in stream order are still read and blocks after it are not.
-func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64, claim, stop *atomic.Uint64,
-	queues []chan []pair, inserted *atomic.Uint64, fail func(uint64, error)) {
+// readBlocks claims blocks of records below seg's stop, reads them and
+// hands each update's two pairs to the inserters of the Parts owning
+// their vertices, until no block is left or ctx is done, and reports the
+// digest of what it took from each block to seg. A block claimed is read
+// to its end even when ctx is done meanwhile (at most blockRecords, some
+// milliseconds), so that a stopped segment holds a prefix. It reports a
+// bad record to seg.fail, which lowers stop to it, so that blocks before
+// the first error in stream order are still read and blocks after it are
+// not.
+func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64, seg *segment,
+	queues []chan []pair, inserted *atomic.Uint64) {
 	f := e.fan
 	so := newSorter(len(f.parts), f.chunk, queues, f.pool)
 	vertices := file.Header().Vertices
 	raw := make([]byte, readChunk*stream.RecordBytes*8)
-	for {
-		blo := claim.Add(block) - block
-		if blo >= stop.Load() {
+	for ctx.Err() == nil {
+		blo := seg.claim.Add(block) - block
+		if blo >= seg.stop.Load() {
 			break
 		}
-		bhi := min(blo+block, stop.Load())
+		bhi := min(blo+block, seg.stop.Load())
 		r := file.ReaderBuf(blo, bhi, raw)
 		at := blo
+		var d stream.Digest // of the records the sorter took, [blo, at)
 		for at < bhi {
-			if err := context.Cause(ctx); err != nil {
-				fail(at, err)
-				break
-			}
 			recs, first, err := r.ReadRaw()
-			k := so.add(recs, vertices)
+			k := 0
+			for k < len(recs)/stream.RecordBytes {
+				// By pieces small enough to be still in the L1 cache
+				// when the sorter is done with them and they are hashed.
+				p := recs[k*stream.RecordBytes : min(len(recs), (k+hashPieceRecords)*stream.RecordBytes)]
+				j := so.add(p, vertices)
+				d = d.Update(p[:j*stream.RecordBytes])
+				if k += j; j*stream.RecordBytes < len(p) {
+					break
+				}
+			}
 			at += uint64(k)
 			inserted.Add(uint64(k))
 			if n := uint64(len(recs) / stream.RecordBytes); uint64(k) < n {
 				i := first + uint64(k)
-				fail(i, r.BadRecord(i, recs[k*stream.RecordBytes:(k+1)*stream.RecordBytes]))
+				seg.fail(i, r.BadRecord(i, recs[k*stream.RecordBytes:(k+1)*stream.RecordBytes]))
 				break
 			}
 			if err == io.EOF {
@@ -195,17 +263,18 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 			if err != nil {
 				var fe *stream.FormatError
 				if errors.As(err, &fe) && fe.Index >= 0 {
-					fail(uint64(fe.Index), err)
+					seg.fail(uint64(fe.Index), err)
 				} else {
-					fail(at, err)
+					seg.fail(at, err)
 				}
 				break
 			}
 		}
-		if at < bhi && stop.Load() > at {
+		seg.took(blo, d)
+		if at < bhi && seg.stop.Load() > at {
 			// The block ended early without an error: the file is
 			// shorter than its header says.
-			fail(at, fmt.Errorf("ingest: stream ended at update %d, inside a block [%d, %d)", at, blo, bhi))
+			seg.fail(at, fmt.Errorf("ingest: stream ended at update %d, inside a block [%d, %d)", at, blo, bhi))
 		}
 	}
 	so.close()

@@ -35,6 +35,7 @@ type Reader struct {
 	pending  error  // error to report once buf[pos:end] is decoded
 	err      error  // sticky error: io.EOF or a *FormatError
 	nextErr  error  // the error that ended Next
+	digest   Digest // of the records Read returned
 	one      [1]Update
 	cur      Update
 }
@@ -141,6 +142,8 @@ func (r *Reader) Err() error {
 // the position, after the updates decoded before it; a later call reads
 // again from where it stopped, as bufio.Reader does, so a caller may retry
 // after a transient error such as a timeout.
+//
+// The records Read returns, and only those, are hashed into Digest.
 func (r *Reader) Read(dst []Update) (int, error) {
 	if r.err != nil {
 		return 0, r.err
@@ -158,6 +161,7 @@ func (r *Reader) Read(dst []Update) (int, error) {
 			d := binary.LittleEndian.Uint32(rec[5:9])
 			if t > 1 || s >= vertices || d >= vertices || s == d {
 				r.err = r.recordError(r.next+uint64(i), t, s, d)
+				r.digest = r.digest.Update(b[:i*RecordBytes])
 				n += i
 				r.next += uint64(i)
 				r.pos += i * RecordBytes
@@ -168,6 +172,8 @@ func (r *Reader) Read(dst []Update) (int, error) {
 			}
 			out[i] = Update{Type: UpdateType(t), Edge: Edge{Src: s, Dst: d}}
 		}
+		// Hashed while the records are still in the cache.
+		r.digest = r.digest.Update(b)
 		n += k
 		r.next += uint64(k)
 		r.pos += k * RecordBytes
@@ -446,16 +452,23 @@ func namePrefix(name string) string {
 
 // Cursor reads a File's records in order, as a Source, and lets a caller
 // that reads with several goroutines take a range of records past the
-// cursor (Pos, File, Seek). It is not safe for concurrent use.
+// cursor (Pos, File, Skip). It keeps the Digest of the records before Pos,
+// as long as every record it moved past was hashed: by its Read, or by the
+// caller of Skip or SeekDigest. It is not safe for concurrent use.
 type Cursor struct {
 	f    *File
 	next uint64  // index of the next record Read returns
-	seq  *Reader // reads from next on; nil after a Seek
+	seq  *Reader // reads from next on; nil after a move
+	// base is the digest of records [0, next) when seq was made (of
+	// [0, next) itself while seq is nil), valid when known.
+	base  Digest
+	known bool
 }
 
-// Cursor returns a Cursor at record 0. A File that is not a regular file
-// can only be read once, in order: Seek fails for it.
-func (f *File) Cursor() *Cursor { return &Cursor{f: f} }
+// Cursor returns a Cursor at record 0, whose digest is known (that of no
+// records). A File that is not a regular file can only be read once, in
+// order: Seek, SeekDigest and Skip fail for it.
+func (f *File) Cursor() *Cursor { return &Cursor{f: f, known: true} }
 
 // Header returns the stream's header.
 func (c *Cursor) Header() Header { return c.f.h }
@@ -470,18 +483,72 @@ func (c *Cursor) Pos() uint64 { return c.next }
 // regular file.
 func (c *Cursor) Seekable() bool { return c.f.regular }
 
-// Seek makes Read continue at record i, at most Header().Updates, and
-// forgets any error of the records before it. It returns an error wrapping
-// errors.ErrUnsupported for a file that is not a regular file.
-func (c *Cursor) Seek(i uint64) error {
-	if !c.f.regular {
-		return fmt.Errorf("stream: %s is not a regular file, so it cannot seek: %w", c.f.name, errors.ErrUnsupported)
+// Digest returns the digest of records [0, Pos()) and true, or false when
+// it is not known: after a Seek to a record other than 0, until the next
+// SeekDigest.
+func (c *Cursor) Digest() (Digest, bool) {
+	if !c.known {
+		return Digest{}, false
 	}
-	c.next, c.seq = min(i, c.f.h.Updates), nil
+	if c.seq == nil {
+		return c.base, true
+	}
+	return c.base.Append(c.seq.Digest()), true
+}
+
+// Seek makes Read continue at record i, at most Header().Updates, and
+// forgets any error of the records before it. The digest is known after
+// it only for i = 0. It returns an error wrapping errors.ErrUnsupported
+// for a file that is not a regular file.
+func (c *Cursor) Seek(i uint64) error {
+	if err := c.move(min(i, c.f.h.Updates)); err != nil {
+		return err
+	}
+	c.base, c.known = Digest{}, c.next == 0
 	return nil
 }
 
-// Read decodes the next updates into dst, as Reader.Read does.
+// SeekDigest is Seek to record d.Records, at most Header().Updates, with
+// d the digest of records [0, d.Records) as the caller knows it (a
+// checkpoint's, checked against the file); the digest is known after it.
+func (c *Cursor) SeekDigest(d Digest) error {
+	if d.Records > c.f.h.Updates {
+		return fmt.Errorf("stream: %s: cannot seek to record %d of %d", c.f.name, d.Records, c.f.h.Updates)
+	}
+	if err := c.move(d.Records); err != nil {
+		return err
+	}
+	c.base, c.known = d, true
+	return nil
+}
+
+// Skip moves the Cursor past the next d.Records records, which the caller
+// has read from File() itself and hashed into d, so that the digest stays
+// known (when it was). It returns an error, and does not move, for a
+// range past the end or a file that is not a regular file.
+func (c *Cursor) Skip(d Digest) error {
+	if d.Records > c.f.h.Updates-c.next {
+		return fmt.Errorf("stream: %s: cannot skip %d records at record %d of %d", c.f.name, d.Records, c.next, c.f.h.Updates)
+	}
+	before, known := c.Digest()
+	if err := c.move(c.next + d.Records); err != nil {
+		return err
+	}
+	c.base, c.known = before.Append(d), known
+	return nil
+}
+
+// move makes Read continue at record i.
+func (c *Cursor) move(i uint64) error {
+	if !c.f.regular {
+		return fmt.Errorf("stream: %s is not a regular file, so it cannot seek: %w", c.f.name, errors.ErrUnsupported)
+	}
+	c.next, c.seq = i, nil
+	return nil
+}
+
+// Read decodes the next updates into dst, as Reader.Read does, and hashes
+// the records it returns into the digest.
 func (c *Cursor) Read(dst []Update) (int, error) {
 	if c.seq == nil {
 		c.seq = c.f.Reader(c.next, c.f.h.Updates)

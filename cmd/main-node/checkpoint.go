@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -74,6 +76,30 @@ func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
 	return errs
 }
 
+// lockCheckpointDir takes the lock of the run's checkpoint directory,
+// held until the returned func is called (or the process ends), and then
+// removes the temporaries a run killed while writing a checkpoint left
+// there, logging each. A directory another main node holds is an error
+// naming the holder.
+func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) {
+	l, err := checkpoint.LockDir(dir)
+	if errors.Is(err, checkpoint.ErrLocked) {
+		return nil, fmt.Errorf("--checkpoint-dir=%s: %w; give each main node a directory of its own", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--checkpoint-dir=%s: %w", dir, err)
+	}
+	removed, err := checkpoint.RemoveTemps(dir)
+	for _, p := range removed {
+		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
+	}
+	if err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
+}
+
 // resumed is a checkpoint read for --resume and checked against the run.
 type resumed struct {
 	meta  checkpoint.Meta
@@ -121,12 +147,57 @@ type checkpointWrites struct {
 	write time.Duration
 }
 
+// checkPrefix hashes the first m.Updates records of the stream cur reads
+// and refuses a stream whose digest differs from the checkpoint m's, which
+// an edit anywhere in them makes it; on a match it moves cur to m.Updates
+// with that digest, so that the resumed run's checkpoints can be checked
+// in turn. It runs before anything else of the run starts (it reads the
+// whole prefix: minutes on a large stream), shows a progress bar as
+// ingestion does, and returns when ctx is done.
+func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint.Meta, stderr io.Writer, log *slog.Logger) error {
+	path := checkpoint.Path(c.checkpoint.resume)
+	if cur == nil {
+		return fmt.Errorf("--resume: checkpoint %s: the stream %s is not a binary stream file", path, c.stream)
+	}
+	n := m.Updates
+	log.Info("checking the stream prefix", "stream", c.stream, "updates", n, "checkpoint", path)
+	t0 := time.Now()
+	var done atomic.Uint64
+	stop := startProgress(c.progress, stderr, "checking the stream prefix", n, done.Load)
+	d, err := cur.File().Digest(ctx, 0, n, done.Store)
+	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("--resume: interrupted after checking %s of %d against checkpoint %s; nothing ingested",
+				stream.UpdateCount(d.Records), n, path)
+		}
+		return fmt.Errorf("--resume: cannot check the stream against checkpoint %s: %w", path, err)
+	}
+	if d != m.Prefix {
+		return fmt.Errorf("--resume: stream %s differs from the one checkpoint %s was taken on: its first %s hash to %#08x, the checkpoint's to %#08x",
+			c.stream, path, stream.UpdateCount(n), d.CRC, m.Prefix.CRC)
+	}
+	log.Info("stream prefix checked", "updates", n, "duration", time.Since(t0))
+	return cur.SeekDigest(m.Prefix)
+}
+
 // checkpointer returns the Schedule's Checkpoint func writing into dir,
-// counting into w.
-func checkpointer(dir string, id checkpoint.StreamID, e *ingest.Engine, w *checkpointWrites, log *slog.Logger) func(context.Context, cc.State) error {
+// counting into w. The digest of the stream prefix it writes is cur's,
+// which must cover exactly the updates in the sketches: a checkpoint a
+// resume could not check is refused with an error instead.
+func checkpointer(dir string, id checkpoint.StreamID, cur *stream.Cursor, e *ingest.Engine, w *checkpointWrites, log *slog.Logger) func(context.Context, cc.State) error {
 	return func(_ context.Context, st cc.State) error {
 		t0 := time.Now()
-		m := checkpoint.Meta{Stream: id, Updates: st.Updates, BatchFactor: e.Config().BatchFactor,
+		prefix, ok := cur.Digest()
+		switch {
+		case !ok:
+			return fmt.Errorf("not written: the digest of the stream's first %s is not known (the stream was read past an error), so a resume could not check them",
+				stream.UpdateCount(st.Updates))
+		case prefix.Records != st.Updates:
+			return fmt.Errorf("not written: the stream digest covers %s, the sketches hold %s",
+				stream.UpdateCount(prefix.Records), stream.UpdateCount(st.Updates))
+		}
+		m := checkpoint.Meta{Stream: id, Updates: st.Updates, Prefix: prefix, BatchFactor: e.Config().BatchFactor,
 			GreedyValid: st.GreedyValid, Forest: st.Forest}
 		n, err := checkpoint.Write(dir, m, e.Store().Table())
 		if err != nil {

@@ -28,7 +28,9 @@
 // With --checkpoint-dir it saves the sketches, the stream offset, the
 // greedy forest and the parameters every --checkpoint-every and on
 // SIGTERM or SIGINT, at a barrier (package checkpoint; checkpoint.go);
-// --resume continues such a run on the same stream with the same answer.
+// --resume continues such a run on the same stream with the same answer,
+// after checking that the stream's first updates hash as the checkpoint
+// says they did. The directory is locked for the run.
 //
 // With --metrics-listen it serves Prometheus metrics read from the
 // engine's and the distributors' counters at scrape time (metrics.go);

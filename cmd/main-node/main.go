@@ -194,6 +194,11 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	var id checkpoint.StreamID
 	var res0 *resumed
 	if c.checkpoint.dir != "" {
+		unlock, err := lockCheckpointDir(c.checkpoint.dir, log)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 		if id, err = checkpoint.Identify(c.stream); err != nil {
 			return err
 		}
@@ -203,19 +208,30 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	var from uint64
-	if res0 != nil {
-		from = res0.meta.Updates
-	}
-	src, closeSrc, err := openSource(c.stream, c.format, from)
+	src, closeSrc, err := openSource(c.stream, c.format)
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
-	// A read blocked on a pipe that has gone quiet ends when the run is
-	// interrupted: the stream is closed under it.
-	defer context.AfterFunc(ctx, closeSrc)()
-	if cur, ok := src.(*stream.Cursor); c.readers > 1 && (!ok || !cur.Seekable()) {
+	// cur is the binary stream's Cursor (nil for a text stream), which
+	// keeps the digest of the records read for the checkpoints.
+	cur, _ := src.(*stream.Cursor)
+	if cur == nil || !cur.Seekable() {
+		// A read blocked on a pipe that has gone quiet ends when the run
+		// is interrupted: the stream is closed under it. A regular file's
+		// reads do not block so; it stays open, so that the parallel
+		// readers finish the blocks they hold and a stop checkpoint holds
+		// a prefix of the stream.
+		defer context.AfterFunc(ctx, closeSrc)()
+	}
+	var from uint64
+	if res0 != nil {
+		from = res0.meta.Updates
+		if err := checkPrefix(ctx, c, cur, res0.meta, stderr, log); err != nil {
+			return err
+		}
+	}
+	if c.readers > 1 && (cur == nil || !cur.Seekable()) {
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
 			"readers", c.readers, "format", c.format, "stream", c.stream)
 	}
@@ -269,7 +285,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	defer cl.stop()
-	stopProgress := startProgress(c.progress, stderr, h.Updates, e.Updates)
+	stopProgress := startProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
 	// Queries get a goroutine per core the main node started with (or
 	// --cores): same-host workers may hold all but one by now, and give
 	// them back before the last query.
@@ -287,7 +303,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		}
 	}
 	if c.checkpoint.dir != "" {
-		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, e, &writes, log)
+		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, cur, e, &writes, log)
 	}
 	if c.checkpoint.rate > 0 {
 		src = &throttled{Source: src, rate: c.checkpoint.rate}
@@ -313,22 +329,15 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	return nil
 }
 
-// openSource opens the stream at path in the given format. The returned
-// func closes it.
-func openSource(path, format string, from uint64) (stream.Source, func(), error) {
+// openSource opens the stream at path in the given format: a binary
+// stream as a *stream.Cursor at record 0. The returned func closes it.
+func openSource(path, format string) (stream.Source, func(), error) {
 	if format == "binary" {
 		f, err := stream.Open(path)
 		if err != nil {
 			return nil, nil, withFormatHint(path, err)
 		}
-		cur := f.Cursor()
-		if from > 0 {
-			if err := cur.Seek(from); err != nil {
-				f.Close()
-				return nil, nil, err
-			}
-		}
-		return cur, func() { f.Close() }, nil
+		return f.Cursor(), func() { f.Close() }, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -448,6 +448,37 @@ func writeLargeStream(t *testing.T, vertices uint32, n int) string {
 	return path
 }
 
+// startIngesting starts cmd (main-node at --log-level info) and reads its
+// stderr up to the "ingesting" log line, which comes after the signal
+// handler is installed and just before the first update is read. finish
+// reads the rest of stderr, waits for cmd and returns the whole log and
+// Wait's error.
+func startIngesting(t *testing.T, cmd *exec.Cmd) (finish func() (string, error)) {
+	t.Helper()
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "msg=ingesting") {
+			break
+		}
+	}
+	return func() (string, error) {
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+		}
+		err := cmd.Wait()
+		return log.String(), err
+	}
+}
+
 // TestInterrupt sends SIGINT while the binary ingests a stream of 3M
 // updates: it must stop with exit 1, say "interrupted" and print no answer.
 func TestInterrupt(t *testing.T) {
@@ -458,37 +489,18 @@ func TestInterrupt(t *testing.T) {
 	cmd := exec.Command(binary, "--stream", path, "--log-level", "info", "--workers", "1")
 	var out bytes.Buffer
 	cmd.Stdout = &out
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The "ingesting" log line comes after the signal handler is installed
-	// and just before the first update is read.
-	var log strings.Builder
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		log.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "msg=ingesting") {
-			break
-		}
-	}
+	finish := startIngesting(t, cmd)
 	t0 := time.Now()
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	for sc.Scan() {
-		log.WriteString(sc.Text() + "\n")
-	}
-	err = cmd.Wait()
+	log, err := finish()
 	code := cmd.ProcessState.ExitCode()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		t.Fatalf("killed by %v, not an orderly exit: %s", ws.Signal(), log.String())
+		t.Fatalf("killed by %v, not an orderly exit: %s", ws.Signal(), log)
 	}
-	if code != 1 || !strings.Contains(log.String(), "interrupted") {
-		t.Errorf("exit %d (%v), want 1 and 'interrupted' on stderr:\n%s", code, err, log.String())
+	if code != 1 || !strings.Contains(log, "interrupted") {
+		t.Errorf("exit %d (%v), want 1 and 'interrupted' on stderr:\n%s", code, err, log)
 	}
 	if out.Len() != 0 {
 		t.Errorf("stdout has an answer after SIGINT: %s", out.String())
@@ -496,10 +508,10 @@ func TestInterrupt(t *testing.T) {
 	if d := time.Since(t0); d > 3*time.Second {
 		t.Errorf("took %v to stop after SIGINT", d)
 	}
-	t.Logf("stopped %v after SIGINT:\n%s", time.Since(t0), log.String())
-	m := regexp.MustCompile(`interrupted after (\d+) of 3000000 updates`).FindStringSubmatch(log.String())
+	t.Logf("stopped %v after SIGINT:\n%s", time.Since(t0), log)
+	m := regexp.MustCompile(`interrupted after (\d+) of 3000000 updates`).FindStringSubmatch(log)
 	if m == nil {
-		t.Fatalf("stderr does not say how far it got:\n%s", log.String())
+		t.Fatalf("stderr does not say how far it got:\n%s", log)
 	}
 	if n, _ := strconv.Atoi(m[1]); n >= 3_000_000 {
 		t.Errorf("interrupted after all %d updates", n)

@@ -232,17 +232,18 @@ func writeLines(path string, n int, line func([]byte, int) []byte) error {
 	return f.Close()
 }
 
-// startProgress shows a progress bar on stderr while updates are ingested,
-// polling count every 200 ms. The rate shown is a rateMeter's, hidden
+// startProgress shows a progress bar on stderr, described as what (for
+// example "ingesting"), while count goes to total updates, polling it
+// every 200 ms. The rate shown is a rateMeter's, hidden
 // until it means something. The returned func stops it and waits.
-func startProgress(mode string, stderr io.Writer, total uint64, count func() uint64) func() {
+func startProgress(mode string, stderr io.Writer, what string, total uint64, count func() uint64) func() {
 	f, isFile := stderr.(*os.File)
 	if mode == "never" || total == 0 || (mode == "auto" && !(isFile && term.IsTerminal(int(f.Fd())))) {
 		return func() {}
 	}
 	bar := progressbar.NewOptions64(int64(total),
 		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription("ingesting"),
+		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(false), // from the bar's own rate; see rateMeter
 		progressbar.OptionThrottle(200*time.Millisecond),
@@ -265,7 +266,7 @@ func startProgress(mode string, stderr io.Writer, total uint64, count func() uin
 				m.add(now, n)
 				if r, ok := m.rate(); ok && r > 0 {
 					left := time.Duration(float64(total-min(n, total)) / r * float64(time.Second))
-					bar.Describe(fmt.Sprintf("ingesting at %.3g M updates/s, %v left", r/1e6, left.Round(time.Second)))
+					bar.Describe(fmt.Sprintf("%s at %.3g M updates/s, %v left", what, r/1e6, left.Round(time.Second)))
 				}
 				bar.Set64(int64(n))
 			}
