@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -124,6 +125,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.advertise != "" {
 		if err := checkAdvertise(c.advertise); err != nil {
 			errs = append(errs, fmt.Errorf("--advertise=%q: %v", c.advertise, err))
+		}
+		// The main node ignores a member whose metadata it cannot read,
+		// and the worker would idle as if it had joined: refuse it now.
+		// --name is NewMembership's to check.
+		meta := distributor.NodeMeta{Role: distributor.RoleWorker, Addr: c.advertise, Threads: c.threads, Incarnation: math.MaxUint64}
+		if err := meta.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("--advertise: %w", err))
 		}
 	}
 	if c.threads < 1 || c.threads > distributor.MaxThreads {
