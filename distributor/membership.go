@@ -46,6 +46,26 @@ type NodeMeta struct {
 	Leaving bool
 }
 
+// Validate reports every reason the other members could not read m, as
+// the metadata it encodes to: a Role, Addr or Name over 256 bytes (the
+// decoder's limit), or an encoding over memberlist.MetaMaxSize (512
+// bytes). Each error gives the encoded size and the limit; NewMembership
+// returns them.
+func (m NodeMeta) Validate() error {
+	size := len(encodeMeta(m))
+	var errs []error
+	for _, f := range [...]struct{ what, v string }{{"role", m.Role}, {"data-plane address", m.Addr}, {"name", m.Name}} {
+		if len(f.v) > maxNameBytes {
+			errs = append(errs, fmt.Errorf("distributor: node metadata of %d bytes that no member could read: its %s is %d bytes, limit %d",
+				size, f.what, len(f.v), maxNameBytes))
+		}
+	}
+	if size > memberlist.MetaMaxSize {
+		errs = append(errs, fmt.Errorf("distributor: node metadata of %d bytes, memberlist allows %d", size, memberlist.MetaMaxSize))
+	}
+	return errors.Join(errs...)
+}
+
 // EventKind says what happened to a member.
 type EventKind int
 
@@ -188,16 +208,13 @@ func NewMembership(cfg MembershipConfig) (*Membership, error) {
 	if cfg.Meta.Name == "" {
 		cfg.Meta.Name = defaultName(cfg.Meta.Role)
 	}
-	if len(cfg.Meta.Name) > maxNameBytes {
-		return nil, fmt.Errorf("distributor: node name of %d bytes, limit %d", len(cfg.Meta.Name), maxNameBytes)
-	}
 	cfg.Meta.Incarnation = uint64(time.Now().UnixNano())
+	if err := cfg.Meta.Validate(); err != nil {
+		return nil, err
+	}
 	c.Name = nodeName(cfg.Meta.Name, cfg.Meta.Incarnation)
 	meta := encodeMeta(cfg.Meta)
-	if len(meta) > memberlist.MetaMaxSize {
-		return nil, fmt.Errorf("distributor: node metadata of %d bytes, memberlist allows %d", len(meta), memberlist.MetaMaxSize)
-	}
-	deleg := &metaDelegate{}
+	deleg := &metaDelegate{log: cfg.Logger}
 	deleg.meta.Store(&meta)
 	c.Delegate = deleg
 	m := &Membership{meta: cfg.Meta, deleg: deleg, log: cfg.Logger, events: make(chan MemberEvent, eventQueue), raw: make(chan memberlist.NodeEvent, eventQueue),
@@ -419,9 +436,25 @@ func (m *Membership) Shutdown() error {
 }
 
 // metaDelegate advertises the node metadata and ignores user messages.
-type metaDelegate struct{ meta atomic.Pointer[[]byte] }
+type metaDelegate struct {
+	meta atomic.Pointer[[]byte]
+	log  *slog.Logger
+}
 
-func (d *metaDelegate) NodeMeta(limit int) []byte                  { return *d.meta.Load() }
+// NodeMeta returns the metadata, which memberlist's Delegate contract
+// limits to limit bytes: msgpack cut short is unreadable, so metadata over
+// the limit is not advertised at all (memberlist panics on more). It
+// cannot happen with memberlist's limit, which NewMembership checks the
+// metadata against.
+func (d *metaDelegate) NodeMeta(limit int) []byte {
+	b := *d.meta.Load()
+	if len(b) > limit {
+		d.log.Error("node metadata over memberlist's limit; advertising none", "bytes", len(b), "limit", limit)
+		return nil
+	}
+	return b
+}
+
 func (d *metaDelegate) NotifyMsg([]byte)                           {}
 func (d *metaDelegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
 func (d *metaDelegate) LocalState(join bool) []byte                { return nil }

@@ -199,3 +199,46 @@ func TestMemberlistLogLevels(t *testing.T) {
 		t.Errorf("key mismatches reported: %q, want the decrypt line", mismatches)
 	}
 }
+
+// TestNodeMetaValidate: metadata the other members could not read (a
+// field over the decoder's limit, a --advertise host of 253 characters
+// say) is refused at NewMembership with its encoded size and the limit;
+// at the limit it is accepted, and decodes.
+func TestNodeMetaValidate(t *testing.T) {
+	host := strings.Repeat("h", 253)
+	_, err := NewMembership(MembershipConfig{Name: "w", BindAddr: "127.0.0.1:0",
+		Meta: NodeMeta{Role: RoleWorker, Addr: host + ":17100", Threads: 4}})
+	if err == nil || !strings.Contains(err.Error(), "data-plane address is 259 bytes, limit 256") ||
+		!strings.Contains(err.Error(), "node metadata of 283 bytes") {
+		t.Fatalf("NewMembership with a 259-byte address: %v", err)
+	}
+	at := NodeMeta{Role: RoleWorker, Addr: strings.Repeat("h", 251) + ":7100", Threads: 4, Name: strings.Repeat("n", 200),
+		Incarnation: 1<<64 - 1, Leaving: true}
+	if err := at.Validate(); err != nil {
+		t.Fatalf("metadata at the limits: %v", err)
+	}
+	if got, err := decodeMeta(encodeMeta(at)); err != nil || got != at {
+		t.Fatalf("metadata at the limits decodes as %+v, %v", got, err)
+	}
+	// Every problem at once.
+	long := host + ":17100"
+	err = NodeMeta{Role: long, Addr: long, Name: long}.Validate()
+	if err == nil || strings.Count(err.Error(), "limit 256") != 3 || !strings.Contains(err.Error(), "memberlist allows 512") {
+		t.Errorf("three long fields: %v", err)
+	}
+}
+
+// TestNodeMetaLimit: the delegate honours memberlist's limit (Delegate's
+// contract: memberlist panics on more); metadata over it is not
+// advertised, rather than cut into unreadable msgpack.
+func TestNodeMetaLimit(t *testing.T) {
+	b := encodeMeta(NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 4, Name: "w1"})
+	d := &metaDelegate{log: testLogger(t)}
+	d.meta.Store(&b)
+	if got := d.NodeMeta(len(b)); !bytes.Equal(got, b) {
+		t.Errorf("NodeMeta(%d) = %x, want the metadata %x", len(b), got, b)
+	}
+	if got := d.NodeMeta(len(b) - 1); len(got) > len(b)-1 {
+		t.Errorf("NodeMeta(%d) returned %d bytes", len(b)-1, len(got))
+	}
+}

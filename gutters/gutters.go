@@ -207,6 +207,9 @@ type Stats struct {
 	FlushedBatches uint64
 	// LocalBatches is the number of gutters FlushLocal applied itself.
 	LocalBatches uint64
+	// InterruptedBatches is the number of full gutters passed to the
+	// interrupt's apply (InterruptOn) instead of being queued.
+	InterruptedBatches uint64
 }
 
 // Gutters is the set of per-vertex gutters.
@@ -230,11 +233,16 @@ type Gutters struct {
 	nonEmpt []uint32 // vertices whose gutter may be non-empty
 	free    chan int32
 	queue   chan Batch
-	stats   Stats
-	closed  bool
-	sq      spills  // InsertBatch's full tail lines not yet in the slab
-	stage   *stage  // updates not yet in the gutters; nil below stageMinVertices
-	parts   []*Part // made by Parts; each lists its own non-empty gutters
+	// interrupt and onInterrupt are InterruptOn's: an emit waiting for a
+	// spare stops waiting when interrupt is closed. Set only while no
+	// insert runs.
+	interrupt   <-chan struct{}
+	onInterrupt func(vertex uint32, neighbors []uint32)
+	stats       Stats
+	closed      bool
+	sq          spills  // InsertBatch's full tail lines not yet in the slab
+	stage       *stage  // updates not yet in the gutters; nil below stageMinVertices
+	parts       []*Part // made by Parts; each lists its own non-empty gutters
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -303,8 +311,8 @@ func (g *Gutters) insert(e stream.Edge) {
 
 // InsertBatch puts every update {u.Src, u.Dst} of us into both endpoints'
 // gutters. Ids must be < Vertices and distinct (the stream readers check).
-// It blocks while QueueBatches batches are queued or unreleased, and
-// allocates nothing. With many
+// It blocks while QueueBatches batches are queued or unreleased (see
+// InterruptOn), and allocates nothing. With many
 // vertices (see stageMinVertices) it first collects updates in a staging
 // buffer and inserts them in runs grouped by vertex range, so that the
 // appends of one run share cache lines; the staged updates reach the
@@ -572,9 +580,41 @@ func settleIn[T lineID](buf, lines []T, v, fill uint32) {
 }
 
 // emit hands v's buffer to the queue and gives v a spare one, counting the
-// batch in st (the inserting goroutine's own counters).
+// batch in st (the inserting goroutine's own counters). When no spare is
+// free it waits for one, or, once InterruptOn's channel is closed, passes
+// the gutter to its apply and empties it. The select waits only when the
+// queue is full, so a free spare costs the receive it always did.
 func (g *Gutters) emit(v uint32, st *Stats) {
-	g.handOver(v, <-g.free, st)
+	select {
+	case spare := <-g.free:
+		g.handOver(v, spare, st)
+		return
+	default:
+	}
+	select {
+	case spare := <-g.free:
+		g.handOver(v, spare, st)
+	case <-g.interrupt:
+		g.settle(v)
+		// On several Parts' goroutines at once: no shared widening
+		// buffer, and it happens only after an interruption.
+		var wide []uint32
+		g.onInterrupt(v, g.Held(v, &wide))
+		g.tails[v].fill = 0
+		st.InterruptedBatches++
+	}
+}
+
+// InterruptOn makes inserts and flushes stop waiting for a spare buffer
+// once done is closed (a cancelled ingestion whose batch consumers have
+// stalled): from then on a gutter that must be emitted while no spare is
+// free goes to apply, as in FlushLocal, with its ids valid only during the
+// call, and is emptied, so that the insert returns and no update is lost.
+// apply runs on the inserting goroutines, concurrently when Parts insert.
+// A nil done, as before the first call, waits as long as it takes. Call
+// it only while no insert or flush runs.
+func (g *Gutters) InterruptOn(done <-chan struct{}, apply func(vertex uint32, neighbors []uint32)) {
+	g.interrupt, g.onInterrupt = done, apply
 }
 
 // handOver queues v's buffer, settled, as a batch and gives v the empty
@@ -774,6 +814,7 @@ func (g *Gutters) Stats() Stats {
 	for _, p := range g.parts {
 		pairs += p.pairs
 		st.Batches += p.stats.Batches
+		st.InterruptedBatches += p.stats.InterruptedBatches
 	}
 	st.Updates += pairs / 2
 	return st

@@ -27,7 +27,7 @@ func PartOf(v uint32, n int) int {
 type Part struct {
 	g       *Gutters
 	nonEmpt []uint32 // vertices of this Part whose gutter may be non-empty
-	stats   Stats    // Batches counts this Part's; Updates is unused
+	stats   Stats    // Batches and InterruptedBatches count this Part's; Updates is unused
 	pairs   uint64   // ids appended: two per edge update over all Parts
 	sq      spills   // full tail lines not yet in the slab
 }
@@ -55,8 +55,9 @@ func (g *Gutters) Parts(n int) ([]*Part, error) {
 // Insert appends, for each pair p of pairs, the neighbour id p[1] to
 // vertex p[0]'s gutter. Every p[0] must belong to this Part (PartOf), and
 // the ids must be < Vertices and distinct. Like InsertBatch it emits full
-// gutters as batches, blocking while no spare buffer is free, and
-// allocates nothing once the Part has listed its vertices.
+// gutters as batches, blocking while no spare buffer is free (see
+// InterruptOn), and allocates nothing once the Part has listed its
+// vertices.
 func (p *Part) Insert(pairs [][2]uint32) {
 	p.g.insertPairs(pairs, &p.nonEmpt, &p.stats, &p.sq)
 	p.pairs += uint64(len(pairs))

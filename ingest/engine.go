@@ -285,7 +285,9 @@ func (e *Engine) Updates() uint64 { return e.updates.Load() }
 // the delta workers sketch full batches meanwhile. src's header must match
 // Config.Vertices. It returns the number of updates read, and stops early
 // with ctx's cause when ctx is done or with src's *stream.FormatError on bad
-// input; updates read before an error stay applied.
+// input; updates read before an error stay applied. It returns on ctx's
+// end even while the batch queue is full and nobody takes from it: the
+// gutters that fill meanwhile are sketched on the inserting goroutines.
 func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
 	return e.IngestN(ctx, src, math.MaxUint64)
 }
@@ -302,6 +304,11 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 	if h := src.Header(); h.Vertices != e.cfg.Vertices {
 		return 0, fmt.Errorf("ingest: stream has %d vertices, engine %d", h.Vertices, e.cfg.Vertices)
 	}
+	// Once ctx is done, an insert waiting for a spare buffer (the queue
+	// full, its consumers stalled) sketches the gutter in place instead,
+	// so that the insert returns and every update counted is kept.
+	e.gut.InterruptOn(ctx.Done(), e.st.ApplyNow)
+	defer e.gut.InterruptOn(nil, nil)
 	if cur, ok := src.(*stream.Cursor); ok && e.fan != nil && cur.Seekable() {
 		return e.ingestParallel(ctx, cur, n)
 	}

@@ -27,7 +27,7 @@ type metricsConfig struct {
 }
 
 func addMetricsFlags(fs *pflag.FlagSet, c *metricsConfig) {
-	fs.StringVar(&c.listen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks one, logged)")
+	fs.StringVar(&c.listen, "metrics-listen", "", metrics.ListenUsage)
 	fs.DurationVar(&c.linger, "metrics-linger", 0, "keep serving metrics this long after the result is printed, so that a scraper sees the final counts (Ctrl-C ends it)")
 }
 
@@ -74,11 +74,11 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 		poolCollector{&m.pool},
 	)
 	var err error
-	if m.srv, err = metrics.Serve(c.listen, reg, log); err != nil {
+	if m.srv, err = metrics.Serve(c.listen, reg, metrics.Config{Logger: log}); err != nil {
 		return nil, err
 	}
 	// At warn, so that scripts read the address at the default level.
-	log.Warn("metrics listening", "addr", m.srv.Addr())
+	log.Warn("metrics listening", "addr", m.srv.Addr(), "max_conns", m.srv.MaxConns())
 	return m, nil
 }
 

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
@@ -43,6 +44,7 @@ import (
 	"sketchcc/distributor"
 
 	"sketchcc/internal/cli"
+	"sketchcc/internal/metrics"
 )
 
 func main() {
@@ -89,7 +91,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.handshakeTimeout, "handshake-timeout", 10*time.Second, "a main node must finish the handshake within this")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "a main node that reads nothing for this long loses the connection")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", time.Second, "on SIGINT/SIGTERM, answer the batches already read within this, then leave; the main node sends the rest elsewhere")
-	fs.StringVar(&c.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (HOST:PORT; port 0 picks one, logged)")
+	fs.StringVar(&c.metricsListen, "metrics-listen", "", metrics.ListenUsage)
 	fs.BoolVar(&c.local, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
 	fs.StringVar(&c.cpuProfile, "cpu-profile", "", "write a pprof CPU profile of the whole run to this file")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelInfo)
@@ -124,6 +126,13 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.advertise != "" {
 		if err := checkAdvertise(c.advertise); err != nil {
 			errs = append(errs, fmt.Errorf("--advertise=%q: %v", c.advertise, err))
+		}
+		// The main node ignores a member whose metadata it cannot read,
+		// and the worker would idle as if it had joined: refuse it now.
+		// --name is NewMembership's to check.
+		meta := distributor.NodeMeta{Role: distributor.RoleWorker, Addr: c.advertise, Threads: c.threads, Incarnation: math.MaxUint64}
+		if err := meta.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("--advertise: %w", err))
 		}
 	}
 	if c.threads < 1 || c.threads > distributor.MaxThreads {

@@ -55,6 +55,10 @@ func TestUsageErrors(t *testing.T) {
 	f(`--advertise="0.0.0.0:7100": 0.0.0.0 is not an address`, "--join", "127.0.0.1:1", "--advertise", "0.0.0.0:7100")
 	f(`--advertise=":7100": no host`, "--join", "127.0.0.1:1", "--advertise", ":7100")
 	f(`--advertise="h:0": port "0"`, "--join", "127.0.0.1:1", "--advertise", "h:0")
+	// A host of 253 characters is a valid DNS name, but the main node
+	// could not read the metadata that carries it.
+	f("could read: its data-plane address is 259 bytes, limit 256",
+		"--join", "127.0.0.1:1", "--advertise", strings.Repeat("h", 253)+":17100")
 	// Every problem at once.
 	f("--log-level", "--threads", "0", "--log-level", "loud")
 }

@@ -23,11 +23,11 @@ func startMetrics(addr string, w *distributor.Worker, threads int, log *slog.Log
 	reg.MustRegister(workerCollector{w},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_worker_threads",
 			Help: "Goroutines computing deltas (--threads)."}, func() float64 { return float64(threads) }))
-	srv, err := metrics.Serve(addr, reg, log)
+	srv, err := metrics.Serve(addr, reg, metrics.Config{Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	log.Info("metrics listening", "addr", srv.Addr())
+	log.Info("metrics listening", "addr", srv.Addr(), "max_conns", srv.MaxConns())
 	return srv, nil
 }
 

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ func TestServe(t *testing.T) {
 	n := 0.0
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sketchcc_test_total", Help: "A test counter."},
 		func() float64 { n++; return n }))
-	s, err := Serve("127.0.0.1:0", reg, slog.New(slog.DiscardHandler))
+	s, err := Serve("127.0.0.1:0", reg, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +46,7 @@ func TestServe(t *testing.T) {
 	if _, err := http.Get("http://" + s.Addr() + "/metrics"); err == nil {
 		t.Error("the server still answers after Close")
 	}
-	if _, err := Serve(s.Addr()+"x", reg, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "--metrics-listen") {
+	if _, err := Serve(s.Addr()+"x", reg, Config{}); err == nil || !strings.Contains(err.Error(), "--metrics-listen") {
 		t.Errorf("Serve on a bad address: %v", err)
 	}
 }
