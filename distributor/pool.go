@@ -384,11 +384,15 @@ func (p *Pool) redial(d *distributor, lived time.Duration) *distributor {
 
 // redialable reports whether a connection that ended with err is worth
 // making again: not after a stop, a goodbye, an interruption, a restart
-// of the worker, or a refusal (key, parameters, protocol).
+// of the worker, or a refusal (key, parameters, protocol). A frame that
+// failed its integrity check is a broken link, not a refusal: the
+// worker is dialled again.
 func redialable(err error) bool {
 	var pe *PeerError
 	var pr *ProtocolError
 	switch {
+	case errors.Is(err, ErrIntegrity):
+		return true
 	case err == nil, errors.Is(err, errStopped), errors.Is(err, errWorkerLeft), errors.Is(err, errAbandoned),
 		errors.Is(err, errReplaced), errors.Is(err, errRemoved), errors.As(err, &pe), errors.As(err, &pr),
 		errors.Is(err, ErrAuth), errors.Is(err, ErrParams), errors.Is(err, ErrVersion), errors.Is(err, ErrFrame):

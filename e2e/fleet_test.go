@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -580,4 +581,79 @@ func TestWorkerSmallFrames(t *testing.T) {
 		m.waitLog(`0 of 1 workers connected; seen: small: .*raise --max-frame-bytes on the worker to at least `+
 			strconv.Itoa(1+5*n), time.Second)
 	})
+}
+
+// TestBitFlipProxy: a proxy on the data plane flips one bit in the payload
+// of a frame of batches on the first connection and of deltas on the
+// second, past a handshake that went well, under a cluster key (AES-GCM
+// tags) and without one (CRC-32C). The worker drops the first connection
+// and counts the frame, the main node the second; each time the main
+// node dials the worker again and sends the connection's batches again.
+// The answer is exact and the counters add up.
+func TestBitFlipProxy(t *testing.T) {
+	skipShort(t)
+	path := kron12(t)
+	for _, keyed := range []bool{true, false} {
+		name, trailer := "no-key", 4
+		if keyed {
+			name, trailer = "key", 16
+		}
+		t.Run(name, func(t *testing.T) {
+			var keyArgs []string
+			if keyed {
+				keyArgs = []string{"--cluster-key-file", keyFile(t)}
+			}
+			labelsPath := filepath.Join(t.TempDir(), "labels")
+			px := newProxy(t, proxyOptions{flipTrailer: trailer})
+			f := newFeeder(t, path, 0.3, 0.6)
+			m, addr := startMain(t, f.r, append([]string{"--stream", "/dev/stdin", "--expect-workers", "1",
+				"--local-workers", "0", "--batch-factor", "0.5", "--labels", labelsPath}, keyArgs...)...)
+			w := startWorkerBehind(t, px, addr, append([]string{"--name", "w1"}, keyArgs...)...)
+			// Each pause waits for a flip and the re-dial after it, so
+			// that the next part of the stream has a connection to
+			// cross: the first breaks on batches, the second on deltas.
+			for conns := 2; conns <= 3; conns++ {
+				f.run(func() error {
+					return poll(20*time.Second, func() error {
+						if n := m.count(`msg="worker connected" .*worker=w1`); n < conns || len(px.flips()) < conns-1 {
+							return fmt.Errorf("w1 connected %d times; the proxy flipped %v", n, px.flips())
+						}
+						return nil
+					})
+				})
+			}
+			f.wait(t)
+			s := finish(t, m)
+			checkTruth(t, s, path, labelsPath)
+			checkCounters(t, s)
+			if code := w.wait(30 * time.Second); code != 0 {
+				t.Errorf("worker exited %d", code)
+			}
+			if got := px.flips(); !slices.Equal(got, []string{"batches", "deltas"}) {
+				t.Fatalf("the proxy flipped %v, want a frame of batches, then of deltas", got)
+			}
+			if len(s.Workers) != 1 || len(s.Workers[0].Connections) < 3 {
+				t.Fatalf("want one worker entry with three connections or more: %+v", s.Workers)
+			}
+			c := s.Workers[0].Connections
+			if c[0].BatchesResent == 0 || c[1].BatchesResent == 0 {
+				t.Errorf("the broken connections' batches were not sent again: %+v, %+v", c[0], c[1])
+			}
+			if c[1].BadFrames != 1 || !strings.Contains(c[1].Error, "integrity check") || s.BadFrames != 1 ||
+				s.Workers[0].BadFrames != 1 {
+				t.Errorf("the main node did not count the flipped frame of deltas once: total %d, worker %d, connection %+v",
+					s.BadFrames, s.Workers[0].BadFrames, c[1])
+			}
+			if last := c[len(c)-1]; last.DeltasMerged == 0 || last.Error != "" || last.BadFrames != 0 {
+				t.Errorf("the last connection merged nothing or broke: %+v", last)
+			}
+			served := w.waitLog(`msg="stopped serving" .*bad_frames=(\d+)`, time.Second)
+			if served[1] != "1" {
+				t.Errorf("the worker counted %s bad frames, want the frame of batches flipped", served[1])
+			}
+			if w.count(`frame failed its integrity check: batches frame`) != 1 {
+				t.Errorf("the worker did not log the flipped frame of batches:\n%s", w.log())
+			}
+		})
+	}
 }

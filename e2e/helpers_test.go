@@ -175,6 +175,7 @@ type summary struct {
 		Refused       uint64 `json:"refused"`
 		LastError     string `json:"last_error"`
 		BatchesLate   uint64 `json:"batches_late"`
+		BadFrames     uint64 `json:"bad_frames"`
 		Connections   []struct {
 			Incarnation   uint64 `json:"incarnation"`
 			Batches       uint64 `json:"batches"`
@@ -182,6 +183,7 @@ type summary struct {
 			BatchesResent uint64 `json:"batches_resent"`
 			BatchesLate   uint64 `json:"batches_late"`
 			Duplicates    uint64 `json:"duplicate_deltas"`
+			BadFrames     uint64 `json:"bad_frames"`
 			Error         string `json:"error"`
 		} `json:"connections"`
 	} `json:"workers"`
@@ -193,6 +195,7 @@ type summary struct {
 	BatchesResent         uint64  `json:"batches_resent"`
 	WorkersLeft           uint64  `json:"workers_left"`
 	WorkersFailed         uint64  `json:"workers_failed"`
+	BadFrames             uint64  `json:"bad_frames"`
 	Queries               []struct {
 		AfterUpdates uint64  `json:"after_updates"`
 		Components   int     `json:"components"`

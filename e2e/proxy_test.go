@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ type proxy struct {
 		sync.Mutex
 		conns    []net.Conn
 		accepted int
+		flipped  []string  // the frames flipped: "batches", "deltas"
 		cut      time.Time // when the first connection was cut
 		// held and released are when the withheld frame of deltas was
 		// taken out of the stream and put back; heldIDs counts its
@@ -57,6 +59,12 @@ type proxyOptions struct {
 	// the main node, reading through a small socket buffer, so that the
 	// worker's writes block: a slow link back.
 	rate int
+	// flipTrailer > 0 flips one bit in the payload of the first sealed
+	// frame with a payload: of batches on the first connection, of deltas
+	// on the second; the frames after the handshake carry trailers of
+	// flipTrailer bytes (16 under a cluster key, 4 without). Later
+	// connections are forwarded whole.
+	flipTrailer int
 }
 
 const (
@@ -122,6 +130,7 @@ func (p *proxy) accept() {
 		}
 		p.mu.Lock()
 		first := p.mu.accepted == 0
+		conn := p.mu.accepted
 		p.mu.accepted++
 		p.mu.conns = append(p.mu.conns, c, w)
 		p.mu.Unlock()
@@ -129,8 +138,19 @@ func (p *proxy) accept() {
 			w.(*net.TCPConn).SetReadBuffer(32 << 10)
 		}
 		var both sync.WaitGroup
-		both.Go(func() { p.toWorker(w, c, first) })
-		both.Go(func() { p.fromWorker(c, w, first) })
+		switch {
+		case p.opts.flipTrailer > 0 && conn < 2:
+			// One direction flips, the other forwards.
+			from, to, name := c, w, "batches"
+			if conn == 1 {
+				from, to, name = w, c, "deltas"
+			}
+			both.Go(func() { p.flip(to, from, name) })
+			both.Go(func() { io.Copy(from, to); from.(*net.TCPConn).CloseWrite() })
+		default:
+			both.Go(func() { p.toWorker(w, c, first) })
+			both.Go(func() { p.fromWorker(c, w, first) })
+		}
 		p.wg.Go(func() {
 			both.Wait()
 			c.Close()
@@ -239,6 +259,55 @@ func (p *proxy) withhold(c, w net.Conn) {
 			return
 		}
 	}
+}
+
+// flip forwards src to dst frame by frame: the protocol string, the two
+// frames of the handshake, then sealed frames, of which it flips one bit
+// of the first payload and says so in flipped; it forwards the rest
+// unchanged.
+func (p *proxy) flip(dst, src net.Conn, name string) {
+	defer dst.(*net.TCPConn).CloseWrite()
+	r := bufio.NewReader(src)
+	version := make([]byte, protocolBytes)
+	if _, err := io.ReadFull(r, version); err != nil {
+		return
+	}
+	if _, err := dst.Write(version); err != nil {
+		return
+	}
+	for i, done := 0, false; ; i++ {
+		var prefix [9]byte
+		if _, err := io.ReadFull(r, prefix[:]); err != nil {
+			return
+		}
+		h, n := binary.LittleEndian.Uint32(prefix[1:5]), binary.LittleEndian.Uint32(prefix[5:9])
+		trailer := 0
+		if i >= 2 {
+			trailer = p.opts.flipTrailer
+		}
+		frame := make([]byte, 9+int(h)+int(n)+trailer)
+		copy(frame, prefix[:])
+		if _, err := io.ReadFull(r, frame[9:]); err != nil {
+			return
+		}
+		if i >= 2 && n > 0 && !done {
+			done = true
+			frame[9+int(h)+int(n)/2] ^= 0x10
+			p.mu.Lock()
+			p.mu.flipped = append(p.mu.flipped, name)
+			p.mu.Unlock()
+		}
+		if _, err := dst.Write(frame); err != nil {
+			return
+		}
+	}
+}
+
+// flips returns the frames flip has changed, in order.
+func (p *proxy) flips() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.mu.flipped)
 }
 
 // msgpackArrayLen returns the length of the msgpack array that b starts
