@@ -53,7 +53,9 @@ type proxyOptions struct {
 	cutAfter int64
 	// hold > 0 withholds the first frame of deltas of the first
 	// connection from the main node for that long, forwarding the frames
-	// that follow it meanwhile, then puts it back between two frames.
+	// that follow it meanwhile, then puts it back between two frames
+	// (for a cluster without a key: under one, a frame moved fails its
+	// check).
 	hold time.Duration
 	// rate > 0 forwards at most rate bytes per second from the worker to
 	// the main node, reading through a small socket buffer, so that the
@@ -70,6 +72,7 @@ type proxyOptions struct {
 const (
 	protocolBytes = len("sketchcc-batch/5") // the raw version that opens each direction
 	deltasFrame   = 5                       // distributor's deltasMsg
+	crcTrailer    = 4                       // the CRC-32C after a frame past the handshake, without a cluster key
 )
 
 // newProxy listens on 127.0.0.1:0; it forwards nothing until forwardTo.
@@ -221,13 +224,20 @@ func (p *proxy) withhold(c, w net.Conn) {
 		return
 	}
 	holding := false
-	for {
+	for i := 0; ; i++ {
 		var prefix [9]byte
 		if _, err := io.ReadFull(r, prefix[:]); err != nil {
 			return
 		}
 		h, n := binary.LittleEndian.Uint32(prefix[1:5]), binary.LittleEndian.Uint32(prefix[5:9])
-		frame := make([]byte, 9+int(h)+int(n))
+		// After the two frames of the handshake (hello, ready) each frame
+		// ends in a CRC-32C: the hold is for a cluster without a key,
+		// whose frames may be moved without failing their check.
+		trailer := 0
+		if i >= 2 {
+			trailer = crcTrailer
+		}
+		frame := make([]byte, 9+int(h)+int(n)+trailer)
 		copy(frame, prefix[:])
 		if _, err := io.ReadFull(r, frame[9:]); err != nil {
 			return
