@@ -10,7 +10,8 @@ import (
 
 // TestFlushLocalKeepsEveryPair: with a slow consumer, FlushLocal applies
 // some gutters itself; every (vertex, neighbour) pair must come out exactly
-// once, through the queue or through apply, and the gutters end empty.
+// once, through the queue or through apply, and the gutters end empty, also
+// when a first flush of each round is stopped part way.
 func TestFlushLocalKeepsEveryPair(t *testing.T) {
 	const n = 300
 	g, err := New(Config{Vertices: n, BatchUpdates: 16, QueueBatches: 2})
@@ -46,7 +47,16 @@ func TestFlushLocalKeepsEveryPair(t *testing.T) {
 			want[[2]uint32{a, b}]++
 			want[[2]uint32{b, a}]++
 		}
-		g.FlushLocal(func(v uint32, nb []uint32) { local++; record(v, nb) })
+		apply := func(v uint32, nb []uint32) { local++; record(v, nb) }
+		// A flush stopped after a few gutters leaves the rest for the
+		// next one.
+		calls := 0
+		if g.FlushLocal(apply, func() bool { calls++; return calls > 5 }) || g.Buffered() == 0 {
+			t.Fatalf("round %d: a flush stopped at its sixth gutter took them all", round)
+		}
+		if !g.FlushLocal(apply, nil) {
+			t.Fatalf("round %d: FlushLocal without stop returned false", round)
+		}
 		if g.Buffered() != 0 {
 			t.Fatalf("round %d: %d ids still buffered after FlushLocal", round, g.Buffered())
 		}

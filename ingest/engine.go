@@ -349,12 +349,14 @@ func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint
 // Flush emits every buffered update as a batch and waits until every batch
 // emitted so far has been applied to the sketches. It returns an error
 // wrapping ctx's cause, with the number of batches still out, when ctx is
-// done first.
+// done first; without remote workers, the gutters it has not reached by
+// then keep their updates, for a later Flush.
 func (e *Engine) Flush(ctx context.Context) error {
 	if e.cfg.Remote {
 		e.gut.Flush()
-	} else {
-		e.gut.FlushLocal(e.st.ApplyNow)
+	} else if !e.gut.FlushLocal(e.st.ApplyNow, func() bool { return ctx.Err() != nil }) {
+		// Interrupted: the gutters not reached keep their updates.
+		return fmt.Errorf("ingest: flush: %w", context.Cause(ctx))
 	}
 	if err := e.st.Wait(ctx); err != nil {
 		return fmt.Errorf("ingest: flush: %w", err)

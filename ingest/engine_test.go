@@ -1,7 +1,13 @@
 package ingest
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"testing"
+
+	"sketchcc/internal/testgraph"
+	"sketchcc/stream"
 )
 
 // TestSketchMemoryMatchesDesign: the engine's sketch memory is exactly
@@ -21,5 +27,50 @@ func TestSketchMemoryMatchesDesign(t *testing.T) {
 	}
 	if got := e.BatchUpdates(); got != 13072/4 {
 		t.Errorf("gutter holds %d ids, want sketch bytes / 4 = %d", got, 13072/4)
+	}
+}
+
+// TestFlushInterrupted: a flush whose context is done returns its cause
+// without sketching the gutters it has not reached (an interrupted query
+// must not wait for every gutter), and keeps their updates: a later flush
+// gives the sketches of an uninterrupted one.
+func TestFlushInterrupted(t *testing.T) {
+	const vertices = 2048
+	raw := testgraph.RandomStream(t, vertices, 20_000)
+	sketches := func(cancelFirst bool) []byte {
+		t.Helper()
+		e, err := New(Config{Vertices: vertices, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		r, err := stream.NewReader(bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Ingest(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if cancelFirst {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if err := e.Flush(ctx); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Flush with a cancelled context: %v", err)
+			}
+			if n := e.Gutters().Buffered(); n == 0 {
+				t.Fatalf("the interrupted flush emptied every gutter")
+			}
+		}
+		if err := e.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if _, err := e.Store().Table().WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	if !bytes.Equal(sketches(true), sketches(false)) {
+		t.Error("the sketches after an interrupted flush and a full one differ from those of one full flush")
 	}
 }

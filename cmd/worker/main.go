@@ -13,7 +13,13 @@
 // metadata, and then
 // turns the batches it receives into deltas until the main node says stop
 // (exit 0), the main node leaves the cluster (exit 0), or SIGINT/SIGTERM
-// (exit 0 after answering the batches already read). It keeps no state
+// (exit 0 after answering the batches already read). When the cluster
+// declares the main node dead, which a main node paused for a few seconds
+// is too, the worker serves on and tries to rejoin (see rejoin.go for the
+// back-off): it goes on when the main node, or a new main node process at
+// --join, is back, and exits 1 if none is back within --rejoin-timeout
+// (10 minutes by default, long enough for a VM migration or a main node
+// resumed from its checkpoint; 0 never gives up). It keeps no state
 // between batches: the main node sends the graph's sketch parameters when
 // it connects. The actual listen and gossip addresses are logged ("worker
 // listening") so that scripts can use port 0.
@@ -69,7 +75,7 @@ type config struct {
 	gossipPort, threads, maxFrameBytes int
 	joinTimeout, leaveTimeout          time.Duration
 	writeTimeout, shutdownTimeout      time.Duration
-	handshakeTimeout                   time.Duration
+	handshakeTimeout, rejoinTimeout    time.Duration
 	local                              bool
 }
 
@@ -87,6 +93,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
 	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long (a wrong cluster key fails at once)")
+	fs.DurationVar(&c.rejoinTimeout, "rejoin-timeout", 10*time.Minute, "when the cluster declares the main node dead (a crash, or a pause: SIGSTOP, a long GC, a VM migration), keep serving and trying to rejoin it for this long, then exit 1; 0: never give up")
 	fs.DurationVar(&c.leaveTimeout, "leave-timeout", 500*time.Millisecond, "on SIGINT/SIGTERM, wait at most this long for the gossip to spread the leave")
 	fs.DurationVar(&c.handshakeTimeout, "handshake-timeout", 10*time.Second, "a main node must finish the handshake within this")
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 30*time.Second, "a main node that reads nothing for this long loses the connection")
@@ -149,6 +156,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s=%v, want > 0", d.name, d.v))
 		}
+	}
+	if c.rejoinTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--rejoin-timeout=%v, want >= 0 (0: never give up)", c.rejoinTimeout))
 	}
 	if c.maxFrameBytes < 1<<16 || int64(c.maxFrameBytes) > 1<<31 {
 		errs = append(errs, fmt.Errorf("--max-frame-bytes=%d, want [64 KiB, 2 GiB]", c.maxFrameBytes))
@@ -275,19 +285,61 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 
 	quit := make(chan struct{})
 	defer close(quit)
-	mainLeft := watchMain(m, quit)
-	var reason string
-	select {
-	case <-ctx.Done():
-		reason = "interrupted"
-	case <-w.Stopped():
-		reason = "the main node sent stop: " + w.StopReason()
-	case reason = <-mainLeft:
-	case err := <-served:
-		served <- err // for the deferred wait
-		w.Close()
-		return fmt.Errorf("cannot serve: %w", err)
+	mainEvents := watchMain(m, quit)
+	rj := &rejoiner{m: m, join: c.join, log: log}
+	defer func() {
+		if !rj.wait(100 * time.Millisecond) {
+			log.Info("exiting with a rejoin attempt under way")
+		}
+	}()
+	var (
+		reason string
+		gone   error     // why the worker gave up on its main node
+		lost   time.Time // when the main node was declared dead; zero while it is a member
+		giveUp <-chan time.Time
+	)
+serving:
+	for {
+		select {
+		case <-ctx.Done():
+			reason = "interrupted"
+			break serving
+		case <-w.Stopped():
+			reason = "the main node sent stop: " + w.StopReason()
+			break serving
+		case ev := <-mainEvents:
+			switch {
+			case ev == mainLeft:
+				reason = "the main node left the cluster"
+				break serving
+			case ev == mainFailed && lost.IsZero():
+				// Dead or paused: the worker cannot tell. It serves on
+				// (a paused main node keeps its connection) and asks
+				// to be taken back.
+				lost = time.Now()
+				log.Warn("the cluster declared the main node dead; serving on and trying to rejoin",
+					"join", c.join, "rejoin_timeout", c.rejoinTimeout)
+				rj.start()
+				if c.rejoinTimeout > 0 {
+					giveUp = time.After(c.rejoinTimeout)
+				}
+			case ev == mainBack && !lost.IsZero():
+				rj.stop()
+				log.Info("rejoined the cluster", "join", c.join, "duration", time.Since(lost))
+				lost, giveUp = time.Time{}, nil
+			}
+		case <-giveUp:
+			reason = "the main node did not come back"
+			gone = fmt.Errorf("the main node at %s has been gone for %v since the cluster declared it dead; gave up rejoining "+
+				"(--rejoin-timeout=%v; 0 never gives up)", c.join, time.Since(lost).Round(time.Millisecond), c.rejoinTimeout)
+			break serving
+		case err := <-served:
+			served <- err // for the deferred wait
+			w.Close()
+			return fmt.Errorf("cannot serve: %w", err)
+		}
 	}
+	rj.stop()
 	t0 := time.Now()
 	w.Close()
 	st := w.Stats()
@@ -297,7 +349,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if ctx.Err() == nil {
 		// The main node is done or gone: nobody needs the news, and
 		// gossip with no one left to hear it would wait for the timeout.
-		return nil
+		return gone
 	}
 	t0 = time.Now()
 	// memberlist's Leave waits for its timeout only once it has its
@@ -352,32 +404,4 @@ func checkAdvertise(a string) error {
 		return fmt.Errorf("port %q, want [1, 65535]", port)
 	}
 	return nil
-}
-
-// watchMain returns a channel that receives why, when a main node leaves
-// the cluster or is declared dead. Its goroutine reads membership events
-// until then or until quit is closed.
-func watchMain(m *distributor.Membership, quit <-chan struct{}) <-chan string {
-	left := make(chan string, 1)
-	go func() {
-		for {
-			select {
-			case <-quit:
-				return
-			case ev := <-m.Events():
-				if ev.Meta.Role != distributor.RoleMain {
-					continue
-				}
-				switch ev.Kind {
-				case distributor.Left:
-					left <- "the main node left the cluster"
-					return
-				case distributor.Failed:
-					left <- "the cluster declared the main node dead"
-					return
-				}
-			}
-		}
-	}()
-	return left
 }

@@ -3,12 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"sketchcc/distributor"
 )
 
 func runWorker(args ...string) (int, string) {
@@ -104,5 +110,132 @@ func TestAdvertised(t *testing.T) {
 	got, err = advertised(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9}, "127.0.0.1:7946")
 	if err != nil || got != "127.0.0.2:9" {
 		t.Errorf("advertised(127.0.0.2:9) = %q, %v", got, err)
+	}
+}
+
+// logWriter keeps what a worker run in-process logs, for concurrent
+// reads while it runs.
+type logWriter struct {
+	mu    sync.Mutex
+	lines strings.Builder
+}
+
+func (l *logWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lines.Write(p)
+}
+
+// waitFor waits until the log has a line matching re, for at most total.
+func (l *logWriter) waitFor(t *testing.T, re string, total time.Duration) {
+	t.Helper()
+	rx := regexp.MustCompile(re)
+	for deadline := time.Now().Add(total); ; time.Sleep(10 * time.Millisecond) {
+		l.mu.Lock()
+		s := l.lines.String()
+		l.mu.Unlock()
+		if rx.MatchString(s) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, no log line matches %q:\n%s", total, re, s)
+		}
+	}
+}
+
+// fakeMain starts a memberlist member with the main node's role at addr
+// (127.0.0.1:0 for any port); the test's cleanup shuts it down.
+func fakeMain(t *testing.T, addr string) *distributor.Membership {
+	t.Helper()
+	m, err := distributor.NewMembership(distributor.MembershipConfig{Name: "main", BindAddr: addr, Local: true,
+		Meta: distributor.NodeMeta{Role: distributor.RoleMain}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Shutdown() })
+	return m
+}
+
+// lostMain starts a worker in-process joining a fake main node and
+// crashes that main node (Shutdown without Leave) once the worker has
+// joined; it returns the main node's gossip address, the worker's log and
+// its exit code, and cancel, which interrupts the worker (SIGTERM).
+func lostMain(t *testing.T, args ...string) (addr string, log *logWriter, code <-chan int, cancel func()) {
+	t.Helper()
+	m := fakeMain(t, "127.0.0.1:0")
+	addr = m.Addr()
+	ctx, cancel := context.WithCancel(context.Background())
+	log = &logWriter{}
+	codes := make(chan int, 1)
+	go func() {
+		err := run(ctx, append([]string{"--join", addr, "--listen", "127.0.0.1:0", "--gossip-local", "--threads", "1"},
+			args...), io.Discard, log)
+		codes <- exitCode(err, log)
+		close(codes) // for the cleanup, after the test has read the code
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-codes
+	})
+	log.waitFor(t, `msg="joined the cluster"`, 10*time.Second)
+	m.Shutdown()
+	// memberlist's local timings: a probe a second, 3 s of suspicion.
+	log.waitFor(t, `level=WARN msg="the cluster declared the main node dead; serving on and trying to rejoin"`, 20*time.Second)
+	return addr, log, codes, cancel
+}
+
+// TestRejoinTimeout: a worker whose main node is declared dead and does
+// not come back exits 1 once --rejoin-timeout has passed, saying so.
+func TestRejoinTimeout(t *testing.T) {
+	_, log, codes, _ := lostMain(t, "--rejoin-timeout", "1s")
+	t0 := time.Now()
+	if code := exitWithin(t, codes, 10*time.Second); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	t.Logf("gave up %v after the main node was declared dead", time.Since(t0).Round(time.Millisecond))
+	log.waitFor(t, `worker: error: the main node at \S+ has been gone for 1\.\d+s since the cluster declared it dead; `+
+		`gave up rejoining \(--rejoin-timeout=1s; 0 never gives up\)`, 0)
+}
+
+// TestRejoinRestartedMain: a worker whose main node was declared dead
+// rejoins a new main node process at the same address (a main node
+// restarted with --resume), and still exits 0 on SIGTERM.
+func TestRejoinRestartedMain(t *testing.T) {
+	addr, log, codes, cancel := lostMain(t, "--rejoin-timeout", "0")
+	t0 := time.Now()
+	fakeMain(t, addr)
+	log.waitFor(t, `msg="rejoined the cluster"`, 15*time.Second)
+	t.Logf("rejoined %v after the new main node started", time.Since(t0).Round(time.Millisecond))
+	cancel()
+	if code := exitWithin(t, codes, 5*time.Second); code != 0 {
+		t.Errorf("exit %d after SIGTERM, want 0", code)
+	}
+}
+
+// exitWithin returns the exit code from codes, failing the test if none
+// comes within total.
+func exitWithin(t *testing.T, codes <-chan int, total time.Duration) int {
+	t.Helper()
+	select {
+	case code := <-codes:
+		return code
+	case <-time.After(total):
+		t.Fatalf("the worker is still running after %v", total)
+		return -1
+	}
+}
+
+func TestRejoinWait(t *testing.T) {
+	var got []time.Duration
+	for i := range 8 {
+		got = append(got, rejoinWait(i))
+	}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		10 * time.Second, 10 * time.Second, 10 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("waits %v, want %v", got, want)
+	}
+	if d := rejoinWait(1 << 30); d != maxRejoinWait {
+		t.Errorf("rejoinWait(2^30) = %v", d)
 	}
 }

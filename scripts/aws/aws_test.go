@@ -122,7 +122,7 @@ func TestDryRun(t *testing.T) {
 	if got := dryOps(stdout); !slices.Equal(got, launchOps) {
 		t.Errorf("launch --dry-run printed\n%q\nwant\n%q", got, launchOps)
 	}
-	for _, want := range []string{"Cost estimate", "table dated " + priceDate, "4 × c5.4xlarge", "Restart=on-failure"} {
+	for _, want := range []string{"Cost estimate", "table dated " + priceDate, "4 × c5.4xlarge", "Restart=always"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("launch --dry-run output lacks %q", want)
 		}
@@ -243,8 +243,9 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 }
 
 // TestUserData: workers join the main node's address, check the binary's
-// SHA-256 before installing it and restart on failure; the security group
-// admits the ports from its own members only.
+// SHA-256 before installing it and are restarted whatever their exit
+// status, every 5 s and without a limit; the security group admits the
+// ports from its own members only.
 func TestUserData(t *testing.T) {
 	state := fakeAWSOnPath(t)
 	binDir, stream := fakeBinaries(t)
@@ -259,12 +260,13 @@ func TestUserData(t *testing.T) {
 	}
 	for _, want := range []string{
 		"--join " + main.IP + ":7946", "echo '" + sum + "  /tmp/worker' | sha256sum --check --strict -",
-		"Restart=on-failure", "systemctl enable --now sketchcc-worker.service", "--cluster-key-file /etc/sketchcc/cluster.key",
+		"systemctl enable --now sketchcc-worker.service", "--cluster-key-file /etc/sketchcc/cluster.key",
 	} {
 		if !strings.Contains(worker.UserData, want) {
 			t.Errorf("worker user-data lacks %q:\n%s", want, worker.UserData)
 		}
 	}
+	checkWorkerRestart(t, worker.UserData)
 	for _, want := range []string{"--expect-workers 4", "s3://bkt/runs/" + run1 + "/stream.bin /data/stream.bin", "out/result.json", "--json"} {
 		if !strings.Contains(main.UserData, want) {
 			t.Errorf("main user-data lacks %q:\n%s", want, main.UserData)
@@ -443,4 +445,28 @@ func TestTeardownResumes(t *testing.T) {
 	}
 	failCall(t, state, "")
 	teardownRemovedAll(t, state)
+}
+
+// checkWorkerRestart checks the restart policy of the worker's service
+// unit in user-data: systemd restarts it whatever its exit status (a
+// worker that gave up on a lost main node exits 1, one told to stop exits
+// 0), after 5 s, and never stops trying.
+func checkWorkerRestart(t *testing.T, userData string) {
+	t.Helper()
+	_, unit, ok := strings.Cut(userData, "path: /etc/systemd/system/sketchcc-worker.service")
+	if !ok {
+		t.Fatalf("no worker unit in the user-data:\n%s", userData)
+	}
+	unit, _, _ = strings.Cut(unit, "\n  - path: ")
+	settings := map[string][]string{}
+	for _, l := range strings.Split(unit, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(l), "="); ok && !strings.HasPrefix(k, "#") {
+			settings[k] = append(settings[k], v)
+		}
+	}
+	for k, want := range map[string]string{"Restart": "always", "RestartSec": "5", "StartLimitIntervalSec": "0"} {
+		if got := settings[k]; len(got) != 1 || got[0] != want {
+			t.Errorf("worker unit: %s=%q, want %s=%s:\n%s", k, got, k, want, unit)
+		}
+	}
 }

@@ -82,8 +82,10 @@ write_files:
       StartLimitIntervalSec=0
       [Service]
       ExecStart=/usr/local/bin/worker --join {{.MainAddr}} --listen 0.0.0.0:{{dataPort}} --gossip-port {{gossipPort}} --cluster-key-file /etc/sketchcc/cluster.key --metrics-listen 0.0.0.0:{{workerMetricsPort}} --log-format json
-      # Until the main node listens, and after a crash, try again.
-      Restart=on-failure
+      # Whatever the exit: until the main node listens, after a crash, after
+      # --rejoin-timeout, and after a clean exit too (a stop, a main node that
+      # left), so the instance serves the next main node until teardown.
+      Restart=always
       RestartSec=5
       [Install]
       WantedBy=multi-user.target
