@@ -522,10 +522,12 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				d.st.duplicates.Add(1)
 				continue
 			}
+			// Counted before the store sees it: a flush that the merge
+			// completes then finds the counters already adding up.
+			d.st.merged.Add(1)
 			if err := p.st.MergeWith(id, v, xor); err != nil {
 				p.refusedBy(err)
 			}
-			d.st.merged.Add(1)
 			p.done(b)
 			d.credit <- struct{}{}
 		}

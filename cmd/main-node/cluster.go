@@ -12,6 +12,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -233,6 +234,30 @@ func (cl *cluster) flushDeadline() time.Duration {
 		return 0
 	}
 	return cl.flushTimeout
+}
+
+// settle waits, within --flush-timeout, until every batch handed out has
+// been merged, so that the counters of --json add up (batches = merged +
+// re-sent + late on every connection): a final answer from the greedy DSU
+// needs no flush and can come while workers still hold batches. Past the
+// deadline it names who is late and releases the workers, whose batches are
+// then sketched here and counted as re-sent. An interrupted run returns at
+// once. It is a no-op for a main node alone.
+func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
+	if cl == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
+		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
+	defer cancel()
+	if err := e.Settle(sctx); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		cl.log.Warn("batches still out after the final answer; sketching them here", "err", err,
+			"late", strings.Join(cl.pool.Late(), "; "))
+		cl.pool.Close()
+	}
 }
 
 // stop tells the workers to stop (saying the main node was interrupted if

@@ -284,3 +284,82 @@ func TestClusterStopAfterInterrupt(t *testing.T) {
 		e.Close()
 	}
 }
+
+// TestClusterCountersAddUpAfterGreedyFinal: with the greedy forest valid
+// the final answer needs no flush and comes while the workers still hold
+// batches; the --json counters must still add up on every connection
+// (batches = merged + re-sent + late) and across the cluster, and the
+// answer must be the union-find's. Before the main node settled the
+// batches out before its report, each round was short by the batches in
+// flight.
+func TestClusterCountersAddUpAfterGreedyFinal(t *testing.T) {
+	const vertices, updates = 4096, 120_000
+	path := writeLargeStream(t, vertices, updates)
+	_, _, truth := oracle(t, path)
+	var at []string
+	for n := 1000; n < updates; n += 1000 {
+		at = append(at, strconv.Itoa(n))
+	}
+	for round := range 3 {
+		var out bytes.Buffer
+		var errb syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(context.Background(), []string{"--stream", path, "--listen", "127.0.0.1:0",
+				"--gossip-local", "--expect-workers", "2", "--local-workers", "0", "--batch-factor", "0.02",
+				"--local-cutoff", "-1", "--query-at", strings.Join(at, ","), "--json", "--log-level", "info"}, &out, &errb)
+		}()
+		addr := listenAddr(t, &errb)
+		var served []<-chan error
+		var ws []*distributor.Worker
+		for range 2 {
+			w, s := joinWorker(t, addr)
+			ws, served = append(ws, w), append(served, s)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("round %d: run: %v\n%s", round, err, errb.String())
+		}
+		for i, w := range ws {
+			w.Close()
+			<-served[i]
+		}
+		var s struct {
+			Components    int    `json:"components"`
+			Greedy        bool   `json:"greedy"`
+			RemoteBatches uint64 `json:"remote_batches"`
+			Resent        uint64 `json:"batches_resent"`
+			Late          uint64 `json:"batches_late"`
+			Workers       []struct {
+				Connections []struct {
+					Batches uint64 `json:"batches"`
+					Merged  uint64 `json:"deltas_merged"`
+					Resent  uint64 `json:"batches_resent"`
+					Late    uint64 `json:"batches_late"`
+				} `json:"connections"`
+			} `json:"workers"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, out.String())
+		}
+		if s.Components != truth.Sets() {
+			t.Errorf("round %d: %d components, union-find says %d", round, s.Components, truth.Sets())
+		}
+		if !s.Greedy {
+			t.Errorf("round %d: the final answer did not come from the greedy DSU; the test needs it to", round)
+		}
+		var batches, merged, resent, late uint64
+		for i, w := range s.Workers {
+			for j, c := range w.Connections {
+				if c.Batches != c.Merged+c.Resent+c.Late {
+					t.Errorf("round %d: worker %d connection %d: %d batches, %d merged + %d re-sent + %d late",
+						round, i, j, c.Batches, c.Merged, c.Resent, c.Late)
+				}
+				batches, merged, resent, late = batches+c.Batches, merged+c.Merged, resent+c.Resent, late+c.Late
+			}
+		}
+		if batches == 0 || merged != s.RemoteBatches || resent != s.Resent || late != s.Late {
+			t.Errorf("round %d: connections sum to %d batches, %d merged, %d re-sent, %d late; cluster says %d, %d, %d",
+				round, batches, merged, resent, late, s.RemoteBatches, s.Resent, s.Late)
+		}
+	}
+}

@@ -319,6 +319,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
+	cl.settle(ctx, e)
 	res.writes = writes
 	prof.stop(res.final.AfterUpdates)
 	res.cpu = prof.split()
