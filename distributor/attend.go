@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -319,4 +320,40 @@ func (r *rejoiner) wait(timeout time.Duration) bool {
 	case <-t.C:
 		return false
 	}
+}
+
+// Advertised returns the data-plane address to put in the node metadata:
+// the listener's, with an unspecified IP replaced by the local IP that
+// routes to the main node.
+func Advertised(a *net.TCPAddr, join string) (string, error) {
+	if !a.IP.IsUnspecified() {
+		return a.String(), nil
+	}
+	c, err := net.Dial("udp", join) // sends nothing: picks the route
+	if err != nil {
+		return "", fmt.Errorf("cannot find a local address towards %s: %w", join, err)
+	}
+	defer c.Close()
+	ip := c.LocalAddr().(*net.UDPAddr).IP
+	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
+}
+
+// CheckDialAddr checks an address a worker advertises for its data
+// plane: HOST:PORT with a host that the main node can dial (not
+// unspecified) and a port in [1, 65535].
+func CheckDialAddr(a string) error {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("no host")
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return fmt.Errorf("%s is not an address the main node can dial", host)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q, want [1, 65535]", port)
+	}
+	return nil
 }

@@ -40,8 +40,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -131,7 +129,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
 	}
 	if c.advertise != "" {
-		if err := checkAdvertise(c.advertise); err != nil {
+		if err := distributor.CheckDialAddr(c.advertise); err != nil {
 			errs = append(errs, fmt.Errorf("--advertise=%q: %v", c.advertise, err))
 		}
 		// The main node ignores a member whose metadata it cannot read,
@@ -181,22 +179,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
-	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpu-profile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--cpu-profile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				log.Error("cannot write the CPU profile", "file", c.cpuProfile, "err", err)
-			}
-		}()
+	stopProfile, err := cli.StartCPUProfile(c.cpuProfile)
+	if err != nil {
+		return fmt.Errorf("--cpu-profile: %w", err)
 	}
+	defer func() {
+		if err := stopProfile(); err != nil {
+			log.Error("cannot write the CPU profile", "file", c.cpuProfile, "err", err)
+		}
+	}()
 
 	var key []byte
 	if c.keyFile != "" {
@@ -217,7 +208,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
-	local, err := advertised(ln.Addr().(*net.TCPAddr), c.join)
+	local, err := distributor.Advertised(ln.Addr().(*net.TCPAddr), c.join)
 	if err != nil {
 		ln.Close()
 		return err
@@ -268,40 +259,5 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		return err
 	}
 	log.Info("worker done", "reason", reason, "peak_rss_bytes", cli.PeakRSS())
-	return nil
-}
-
-// advertised returns the data-plane address to put in the node metadata:
-// the listener's, with an unspecified IP replaced by the local IP that
-// routes to the main node.
-func advertised(a *net.TCPAddr, join string) (string, error) {
-	if !a.IP.IsUnspecified() {
-		return a.String(), nil
-	}
-	c, err := net.Dial("udp", join) // sends nothing: picks the route
-	if err != nil {
-		return "", fmt.Errorf("cannot find a local address towards %s: %w", join, err)
-	}
-	defer c.Close()
-	ip := c.LocalAddr().(*net.UDPAddr).IP
-	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
-}
-
-// checkAdvertise checks an --advertise address: a host that the main
-// node can dial (not unspecified) and a port in [1, 65535].
-func checkAdvertise(a string) error {
-	host, port, err := net.SplitHostPort(a)
-	if err != nil {
-		return err
-	}
-	if host == "" {
-		return errors.New("no host")
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return fmt.Errorf("%s is not an address the main node can dial", host)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q, want [1, 65535]", port)
-	}
 	return nil
 }

@@ -102,13 +102,13 @@ func TestNoMainNode(t *testing.T) {
 }
 
 func TestAdvertised(t *testing.T) {
-	got, err := advertised(&net.TCPAddr{IP: net.IPv4zero, Port: 7100}, "127.0.0.1:7946")
+	got, err := distributor.Advertised(&net.TCPAddr{IP: net.IPv4zero, Port: 7100}, "127.0.0.1:7946")
 	if err != nil || got != "127.0.0.1:7100" {
-		t.Errorf("advertised(0.0.0.0:7100) towards 127.0.0.1 = %q, %v", got, err)
+		t.Errorf("distributor.Advertised(0.0.0.0:7100) towards 127.0.0.1 = %q, %v", got, err)
 	}
-	got, err = advertised(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9}, "127.0.0.1:7946")
+	got, err = distributor.Advertised(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9}, "127.0.0.1:7946")
 	if err != nil || got != "127.0.0.2:9" {
-		t.Errorf("advertised(127.0.0.2:9) = %q, %v", got, err)
+		t.Errorf("distributor.Advertised(127.0.0.2:9) = %q, %v", got, err)
 	}
 }
 
