@@ -67,6 +67,9 @@ type stop struct{ Reason string }
 // failure reports why the sender closes the connection (errorMsg).
 type failure struct{ Reason string }
 
+// goodbye tells the main node that the worker leaves (goodbyeMsg).
+type goodbye struct{}
+
 // Limits on decoded fields.
 const (
 	maxNameBytes   = 256
@@ -135,6 +138,8 @@ func (e *encoder) encode(m any) []byte {
 	case *failure:
 		enc.EncodeArrayLen(1)
 		enc.EncodeString(m.Reason)
+	case *goodbye:
+		enc.EncodeArrayLen(0)
 	default:
 		panic(fmt.Sprintf("BUG: distributor: cannot encode %T", m))
 	}
@@ -268,6 +273,8 @@ func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
 		}
 		m.Reason, err = d.str(maxReasonBytes)
 		return err
+	case *goodbye:
+		return d.arrayLen(0)
 	}
 	panic(fmt.Sprintf("BUG: distributor: cannot decode into %T", m))
 }

@@ -167,7 +167,8 @@ func TestReadVersion(t *testing.T) {
 			t.Errorf("readVersion(%q) = %v, want an error saying %q", in, err, wantText)
 		}
 	}
-	f("sketchcc-batch/5", "")
+	f("sketchcc-batch/6", "")
+	f("sketchcc-batch/5", `peer speaks "sketchcc-batch/5"`)
 	f("sketchcc-batch/4", `peer speaks "sketchcc-batch/4"`)
 	f("sketchcc-batch/3", `peer speaks "sketchcc-batch/3"`)
 	f("GET / HTTP/1.1\r\nHost", "not a sketchcc peer")

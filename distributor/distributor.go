@@ -17,10 +17,15 @@ import (
 // queue) while it has credits, and its reader goroutine merges the deltas
 // that come back. It lives for one connection; a worker that reconnects
 // gets a new one.
+//
+// A connection ends in one of two ways: fail ends it at once (a broken
+// link, a protocol error, a removal), and ask has the writer send a stop
+// frame first, then fail the connection with the ask's error. Either way
+// fail hands every unanswered batch back to the plane, once.
 type distributor struct {
-	p          *Pool
-	name, addr string
-	inc        uint64 // the worker process's NodeMeta.Incarnation; 0 if unknown
+	p    *Pool
+	id   connID
+	peer // whom it connects to
 	// frameBytes is the payload at which a batches frame is sent:
 	// FrameBytes, or less when the worker reads no more; workerMaxFrame
 	// is the largest payload the worker reads, which no frame exceeds
@@ -31,14 +36,13 @@ type distributor struct {
 
 	conn    net.Conn      // set before the handshake; closed by fail
 	credit  chan struct{} // a credit back per merged delta; never blocks (cap Credits)
-	failed  chan struct{} // closed by fail
-	stopped chan struct{} // closed by stop: send stop, then close
-	once    sync.Once     // guards fail
-	stopOne sync.Once
-	// dismissed, set by dismiss before stopped is closed, is the reason a
-	// stop frame gives a worker that must go, and the error its
-	// connection ends with; its batches go elsewhere, none is sent.
-	dismissed struct {
+	failed  signal        // fired by fail
+	stopped signal        // fired by ask, after asked is set
+	// asked, set by ask before stopped fires, is the reason the stop
+	// frame gives the worker and the error the connection ends with: a
+	// plain stop (errStopped) sends what the writer holds first; any
+	// other sends nothing more, and its batches go elsewhere.
+	asked struct {
 		reason string
 		err    error
 	}
@@ -53,13 +57,22 @@ type distributor struct {
 	}
 }
 
-func newDistributor(p *Pool, name, addr string, inc uint64, st *workerStats) *distributor {
-	d := &distributor{p: p, name: name, addr: addr, inc: inc, st: st,
-		log:     p.cfg.Logger.With("worker", name, "addr", addr),
-		credit:  make(chan struct{}, p.cfg.Credits),
-		failed:  make(chan struct{}),
-		stopped: make(chan struct{}),
+// peer names a worker process: its name, its data-plane address and its
+// NodeMeta.Incarnation (0 if unknown).
+type peer struct {
+	name, addr string
+	inc        uint64
+}
+
+// newDistributor returns the connection that roster action a (actDial)
+// asked for, counting into st.
+func newDistributor(p *Pool, a action, st *workerStats) *distributor {
+	d := &distributor{p: p, id: a.conn, peer: peer{name: a.name, addr: a.addr, inc: a.inc}, st: st,
+		log:    p.cfg.Logger.With("worker", a.name, "addr", a.addr),
+		credit: make(chan struct{}, p.cfg.Credits),
 	}
+	d.failed.init()
+	d.stopped.init()
 	d.mu.pending = make(map[uint64]*pending, p.cfg.Credits)
 	return d
 }
@@ -102,28 +115,29 @@ var errWorkerLeft = errors.New("distributor: the worker is leaving")
 
 // run connects, shakes hands, then runs the writer in this goroutine and
 // the reader in another until the connection ends. It runs in its own
-// goroutine, started by Pool.Add.
+// goroutine, started by Pool.step for a dial.
 func (d *distributor) run() {
 	ctx, cancel := context.WithTimeout(context.Background(), d.p.cfg.DialTimeout)
 	// Stop or fail cancel a dial in progress.
 	var watch sync.WaitGroup
 	watch.Go(func() {
 		select {
-		case <-d.stopped:
+		case <-d.stopped.c:
 			// A handshake in progress ends now: the Pool is closing.
 			d.mu.Lock()
 			if d.conn != nil && !d.st.connected.Load() {
 				d.conn.Close()
 			}
 			d.mu.Unlock()
-		case <-d.failed:
+		case <-d.failed.c:
 		case <-ctx.Done():
 		}
 		cancel()
 	})
 	defer watch.Wait()
 	defer cancel()
-	conn, err := d.p.dial(ctx, d.addr)
+	var dialer net.Dialer
+	conn, err := dialer.DialContext(ctx, "tcp", d.addr)
 	if err != nil {
 		d.setErr(err)
 		d.st.setErr(err)
@@ -142,7 +156,7 @@ func (d *distributor) run() {
 	fr := newFrameReader(conn, &d.st.bytesIn)
 	fw := newFrameWriter(conn, &d.st.bytesOut)
 	conn.SetDeadline(time.Now().Add(d.p.cfg.HandshakeTimeout))
-	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.params, d.p.gut.Config().BatchUpdates, d.p.cfg.MaxFrameBytes)
+	res, err := mainHandshake(fr, fw, d.p.cfg.Key, d.p.cfg.Name, d.p.st.Params(), d.p.gut.Config().BatchUpdates, d.p.cfg.MaxFrameBytes)
 	if err != nil {
 		var pe *PeerError
 		if !errors.As(err, &pe) && (errors.Is(err, ErrAuth) || errors.Is(err, ErrFrame) || errors.Is(err, ErrVersion) ||
@@ -158,14 +172,15 @@ func (d *distributor) run() {
 	}
 	conn.SetDeadline(time.Time{})
 	fr.maxHeader = maxHeaderBytes
-	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.params).maxBytes())
+	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.st.Params()).maxBytes())
 	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
 	d.workerMaxFrame = res.maxFrameBytes
 	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "batch_frame_bytes", d.frameBytes)
 	d.st.up.Store(true)
 	d.st.connected.Store(true)
-	d.p.setActive(+1)
-	defer d.p.setActive(-1)
+	d.p.step(func(r *roster) []action { return r.connected(d.id) })
+	d.p.up.add(+1)
+	defer d.p.up.add(-1)
 	defer d.st.connected.Store(false)
 	if sameHost(conn) {
 		d.p.addSameHost(res.threads)
@@ -205,7 +220,7 @@ func (d *distributor) watch() {
 	lastBytes, lastProgress := d.st.bytesIn.Load(), time.Now()
 	for {
 		select {
-		case <-d.failed:
+		case <-d.failed.c:
 			return
 		case now := <-tick.C:
 			var late []*pending
@@ -239,69 +254,66 @@ func (d *distributor) watch() {
 }
 
 // fail ends the connection once: it closes it, marks the distributor
-// dead and hands every unanswered batch back to the pool. Safe for
+// dead and hands every unanswered batch back to the plane. Safe for
 // concurrent use; the first error is kept.
 func (d *distributor) fail(err error) {
-	d.once.Do(func() {
-		d.mu.Lock()
-		d.mu.dead = true
-		d.mu.err = err
-		bs := make([]*pending, 0, len(d.mu.pending))
-		for _, b := range d.mu.pending {
-			bs = append(bs, b)
-		}
-		clear(d.mu.pending)
-		conn := d.conn
-		d.mu.Unlock()
-		close(d.failed)
-		if conn != nil {
-			conn.Close()
-		}
-		d.st.resent.Add(uint64(len(bs)))
-		d.p.requeue(bs)
-		switch {
-		case errors.Is(err, errStopped), errors.Is(err, errAbandoned):
-			d.log.Info("worker released", "unanswered", len(bs))
-		case errors.Is(err, errWorkerLeft):
-			d.p.mu.Lock()
-			d.p.mu.leaving[d.name] = d.inc
-			d.p.mu.Unlock()
-			d.st.setErr(err)
-			d.log.Info("worker left; sending its unanswered batches elsewhere", "batches", len(bs))
-		case len(bs) > 0:
-			d.st.setErr(err)
-			d.log.Warn("worker connection lost; sending its batches elsewhere", "batches", len(bs), "err", err)
-		default:
-			d.st.setErr(err)
-			d.log.Warn("worker connection lost", "err", err)
-		}
-	})
-}
-
-// stop asks the writer to send stop and end the connection.
-func (d *distributor) stop() {
-	d.stopOne.Do(func() { close(d.stopped) })
-}
-
-// dismiss asks the writer to send stop with reason, send no more batches,
-// and end the connection with err (Pool.dismiss waits for it). It is a
-// no-op once stop or dismiss has been asked.
-func (d *distributor) dismiss(reason string, err error) {
-	d.stopOne.Do(func() {
-		d.dismissed.reason, d.dismissed.err = reason, err
-		close(d.stopped)
-	})
-}
-
-// stopReason returns, once stopped is closed, the reason the stop frame
-// gives the worker and the error the connection ends with: errStopped
-// for a plain stop (the writer sends what it holds first), dismiss's for
-// a worker that must go (it is sent nothing more).
-func (d *distributor) stopReason() (string, error) {
-	if d.dismissed.err != nil {
-		return d.dismissed.reason, d.dismissed.err
+	if !d.failed.fire() {
+		return
 	}
-	return "main node done", errStopped
+	d.mu.Lock()
+	d.mu.dead = true
+	d.mu.err = err
+	bs := make([]*pending, 0, len(d.mu.pending))
+	for _, b := range d.mu.pending {
+		bs = append(bs, b)
+	}
+	clear(d.mu.pending)
+	conn := d.conn
+	d.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
+	d.st.resent.Add(uint64(len(bs)))
+	d.p.requeue(bs)
+	switch {
+	case errors.Is(err, errStopped), errors.Is(err, errAbandoned):
+		d.log.Info("worker released", "unanswered", len(bs))
+	case errors.Is(err, errWorkerLeft):
+		d.st.setErr(err)
+		d.log.Info("worker left; sending its unanswered batches elsewhere", "batches", len(bs))
+	case len(bs) > 0:
+		d.st.setErr(err)
+		d.log.Warn("worker connection lost; sending its batches elsewhere", "batches", len(bs), "err", err)
+	default:
+		d.st.setErr(err)
+		d.log.Warn("worker connection lost", "err", err)
+	}
+}
+
+// stopReason is what a plain stop tells the worker.
+const stopReason = "main node done"
+
+// ask has the writer send stop with reason and end the connection with
+// err: after what it holds for a plain stop (errStopped), else at once,
+// sending nothing more. Only the first ask counts.
+func (d *distributor) ask(reason string, err error) {
+	d.mu.Lock()
+	first := d.asked.err == nil
+	if first {
+		d.asked.reason, d.asked.err = reason, err
+	}
+	d.mu.Unlock()
+	if first {
+		d.stopped.fire()
+	}
+}
+
+// stopReason returns, once stopped has fired, the reason the stop frame
+// gives the worker and the error the connection ends with.
+func (d *distributor) stopReason() (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.asked.reason, d.asked.err
 }
 
 // admit records b as in flight, unless the connection has failed: then b
@@ -375,9 +387,9 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		}
 		var b *pending
 		select {
-		case <-d.failed:
+		case <-d.failed.c:
 			return nil // fail has run; its error is kept
-		case <-d.stopped:
+		case <-d.stopped.c:
 			reason, end := d.stopReason()
 			if end == errStopped {
 				if err := flush(); err != nil {
@@ -435,7 +447,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 // and returns why.
 func (d *distributor) readDeltas(fr *frameReader) error {
 	p := d.p
-	dc := newDeltaCodec(p.params)
+	dc := newDeltaCodec(p.st.Params())
 	xor := dc.xorInto // one method value for the connection, not one per delta
 	var ids []uint64
 	var payload []byte
@@ -450,9 +462,9 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 				return protocol(err)
 			}
 			select {
-			case <-d.failed:
+			case <-d.failed.c:
 				return err
-			case <-d.stopped:
+			case <-d.stopped.c:
 				if errors.Is(err, io.EOF) {
 					_, end := d.stopReason() // the worker closed after our stop
 					return end
@@ -468,10 +480,13 @@ func (d *distributor) readDeltas(fr *frameReader) error {
 			if err := fr.dec.decode(h, &f, 0); err != nil || n != 0 {
 				return protocol(fmt.Errorf("%w: bad error frame", ErrFrame))
 			}
-			if f.Reason == leavingReason {
-				return errWorkerLeft
-			}
 			return &PeerError{Reason: f.Reason}
+		case goodbyeMsg:
+			var g goodbye
+			if err := fr.dec.decode(h, &g, 0); err != nil || n != 0 {
+				return protocol(fmt.Errorf("%w: bad goodbye frame", ErrFrame))
+			}
+			return errWorkerLeft
 		default:
 			return protocol(fmt.Errorf("%w: unexpected %s frame", ErrFrame, t))
 		}

@@ -42,14 +42,14 @@
 // # Connection
 //
 // The main node dials the worker's advertised address. Each side sends,
-// raw, the 16 bytes "sketchcc-batch/5"; a peer that sends anything else is
+// raw, the 16 bytes "sketchcc-batch/6"; a peer that sends anything else is
 // dropped ("not a sketchcc peer", or "peer speaks sketchcc-batch/3" for
 // another version). The two sides take turns, so the handshake also runs
 // over unbuffered pipes:
 //
 //	main node                                    worker
-//	"sketchcc-batch/5", hello{name, Nm}  ─────▶
-//	                                     ◀─────  "sketchcc-batch/5", hello{name, Nw, MACw}
+//	"sketchcc-batch/6", hello{name, Nm}  ─────▶
+//	                                     ◀─────  "sketchcc-batch/6", hello{name, Nw, MACw}
 //	params{V, f, seed, R, S, maxBatch, maxFrameM, MACm} ──▶
 //	                                     ◀─────  ready{threads, maxFrameW}  (or error{reason})
 //	batches ...                          ─────▶
@@ -134,7 +134,11 @@
 //
 // Message types are an append-only list (frame.go):
 //
-//	1 hello  2 params  3 ready  4 batches  5 deltas  6 stop  7 error
+//	1 hello  2 params  3 ready  4 batches  5 deltas  6 stop  7 error  8 goodbye
+//
+// A worker that shuts down (Worker.Close) answers what it has read, then
+// sends goodbye{}: it leaves, and the main node sends its unanswered
+// batches elsewhere without counting a failure.
 //
 // A change to an existing message's layout needs a new version string.
 //

@@ -9,7 +9,7 @@ var (
 	// ErrClosed is returned by operations on a closed Pool or Worker.
 	ErrClosed = errors.New("distributor: closed")
 	// ErrVersion is wrapped when a peer does not open with this build's
-	// protocol string ("sketchcc-batch/5").
+	// protocol string ("sketchcc-batch/6").
 	ErrVersion = errors.New("distributor: protocol version mismatch")
 	// ErrFrame is wrapped when a frame breaks the protocol: an unknown
 	// type, a length over its limit, a malformed header or payload.

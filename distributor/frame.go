@@ -26,11 +26,12 @@ const (
 	deltasMsg                     // worker → main node: their deltas
 	stopMsg                       // main node → worker: no more batches; exit
 	errorMsg                      // either way: why the sender closes
+	goodbyeMsg                    // worker → main node: it leaves; not a failure
 	numMessageTypes
 )
 
 func (t messageType) String() string {
-	names := [...]string{"invalid", "hello", "params", "ready", "batches", "deltas", "stop", "error"}
+	names := [...]string{"invalid", "hello", "params", "ready", "batches", "deltas", "stop", "error", "goodbye"}
 	if int(t) < len(names) {
 		return names[t]
 	}
@@ -40,7 +41,7 @@ func (t messageType) String() string {
 // protocolVersion opens every connection, raw, in both directions, before
 // any frame. Version 5: every frame after the handshake carries a trailer
 // (seal.go), and the payload is encrypted under a cluster key.
-const protocolVersion = "sketchcc-batch/5"
+const protocolVersion = "sketchcc-batch/6"
 
 // DefaultMaxFrameBytes is the default bound on a frame's payload: 64 MiB.
 const DefaultMaxFrameBytes = 64 << 20

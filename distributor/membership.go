@@ -424,8 +424,42 @@ func (m *Membership) Leave(timeout time.Duration) error {
 	return m.ml.Leave(max(time.Until(deadline), time.Millisecond))
 }
 
+// Close leaves the cluster (Leave, within timeout) and shuts memberlist
+// down, returning after timeout plus closeSlack at most. memberlist takes
+// its locks before its own timeout starts, which on a loaded machine took
+// seconds; past the bound Close returns ErrLeaving and the leave goes on
+// spreading in the background, and shuts memberlist down when it ends
+// (Shutdown during a Leave that has not yet taken its lock would make it
+// panic). Otherwise it returns Leave's error, which with the other members
+// gone is the usual timeout: nobody needs the news. Call it once, instead
+// of Leave and Shutdown.
+func (m *Membership) Close(timeout time.Duration) error {
+	left := make(chan error, 1)
+	go func() {
+		err := m.Leave(timeout)
+		m.Shutdown()
+		left <- err
+	}()
+	t := time.NewTimer(timeout + closeSlack)
+	defer t.Stop()
+	select {
+	case err := <-left:
+		return err
+	case <-t.C:
+		return ErrLeaving
+	}
+}
+
+// closeSlack is how long past its leave's timeout Close waits for the
+// leave to return.
+const closeSlack = 100 * time.Millisecond
+
+// ErrLeaving is Close's error when the process goes with its leave still
+// spreading.
+var ErrLeaving = errors.New("distributor: the leave is still spreading")
+
 // Shutdown stops memberlist and the event goroutine, without telling the
-// cluster (call Leave first for that). It is idempotent.
+// cluster (Close does both). It is idempotent.
 func (m *Membership) Shutdown() error {
 	m.once.Do(func() {
 		m.err = m.ml.Shutdown()

@@ -152,7 +152,7 @@ func (p *Pool) statsLocked(name, addr string, inc uint64) *workerStats {
 func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Stats{LocalCutoffBatches: p.localCutoff.Load(), FallbackBatches: p.fallback.Load(),
+	st := Stats{LocalCutoffBatches: p.counts.localCutoff.Load(), FallbackBatches: p.counts.fallback.Load(),
 		WorkersLeft: p.left.Load(), WorkersFailed: p.failed.Load()}
 	for _, name := range p.mu.order {
 		w := WorkerStats{Name: name}

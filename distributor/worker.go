@@ -272,17 +272,13 @@ func (w *Worker) setWriteDeadline(c net.Conn) {
 	}
 }
 
-// leavingReason is the error frame's reason with which a worker that
-// shuts down tells the main node that it leaves: not a failure.
-const leavingReason = "worker leaving"
-
 // sayGoodbye tells the main node that this worker leaves, closes the
 // write side and reads until the main node closes, within the shutdown
 // deadline: closing with unread bytes would reset the connection and
 // could drop the goodbye and the last deltas.
 func (w *Worker) sayGoodbye(c net.Conn, fw *frameWriter) {
 	w.setWriteDeadline(c)
-	if _, err := fw.write(errorMsg, &failure{Reason: leavingReason}); err != nil {
+	if _, err := fw.write(goodbyeMsg, &goodbye{}); err != nil {
 		return
 	}
 	cw, ok := c.(interface{ CloseWrite() error })

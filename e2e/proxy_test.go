@@ -70,7 +70,7 @@ type proxyOptions struct {
 }
 
 const (
-	protocolBytes = len("sketchcc-batch/5") // the raw version that opens each direction
+	protocolBytes = len("sketchcc-batch/6") // the raw version that opens each direction
 	deltasFrame   = 5                       // distributor's deltasMsg
 	crcTrailer    = 4                       // the CRC-32C after a frame past the handshake, without a cluster key
 )

@@ -282,21 +282,14 @@ func (cl *cluster) stop() {
 	// The workers connected have been told stop; the leave tells the
 	// others not to wait for failure detection. It must not hold up the
 	// exit: the main node is done.
-	// memberlist's Leave takes its locks before its timeout starts; on a
-	// loaded machine that took seconds. Past the bound the process exits
-	// with the leave still spreading (Shutdown would race with it).
-	const leaveTimeout = 250 * time.Millisecond
-	left := make(chan error, 1)
-	go func() { left <- cl.m.Leave(leaveTimeout) }()
-	select {
-	case err := <-left:
-		if err != nil {
-			cl.log.Debug("the leave did not spread in time", "err", err) // usual: the workers were told stop and are gone
-		}
-		cl.m.Shutdown()
-		cl.log.Info("left the cluster", "duration", time.Since(t0))
-	case <-time.After(leaveTimeout + 100*time.Millisecond):
+	switch err := cl.m.Close(250 * time.Millisecond); {
+	case errors.Is(err, distributor.ErrLeaving):
 		cl.log.Info("exiting with the leave still spreading", "duration", time.Since(t0))
+	case err != nil:
+		cl.log.Debug("the leave did not spread in time", "err", err) // usual: the workers were told stop and are gone
+		fallthrough
+	default:
+		cl.log.Info("left the cluster", "duration", time.Since(t0))
 	}
 }
 

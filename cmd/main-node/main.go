@@ -26,6 +26,7 @@ import (
 	"sketchcc/stream"
 
 	"sketchcc/internal/cli"
+	"sketchcc/internal/cputime"
 )
 
 func main() {
@@ -268,11 +269,11 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	prof, err := startProfile(c.cpuProfile, c.json)
+	prof, err := cputime.StartProfile(c.cpuProfile, c.json)
 	if err != nil {
-		return err
+		return fmt.Errorf("--cpu-profile: %w", err)
 	}
-	defer prof.stop(0)
+	defer prof.Stop(0)
 	mm, err := startMetrics(c.metrics, e, h.Updates, log)
 	if err != nil {
 		return err
@@ -321,8 +322,8 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
 	cl.settle(ctx, e)
 	res.writes = writes
-	prof.stop(res.final.AfterUpdates)
-	res.cpu = prof.split()
+	prof.Stop(res.final.AfterUpdates)
+	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sketchcc/cc"
+	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
 
@@ -61,7 +62,7 @@ type runResult struct {
 	checkpointing time.Duration
 	writes        checkpointWrites
 	// cpu is the main process's CPU per update by stage, with --json.
-	cpu *stageCPU
+	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).
 	cores int
 }

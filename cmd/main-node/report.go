@@ -16,6 +16,7 @@ import (
 	"sketchcc/cc"
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
+	"sketchcc/internal/cputime"
 	"sketchcc/internal/hugepage"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -67,9 +68,9 @@ type summary struct {
 	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
 	// CheckpointWriteSeconds is the time spent writing checkpoints, and
 	// CheckpointBytes the size of the last one.
-	CheckpointWriteSeconds float64   `json:"checkpoint_write_seconds,omitempty"`
-	CheckpointBytes        int64     `json:"checkpoint_bytes,omitempty"`
-	MainCPU                *stageCPU `json:"main_cpu,omitempty"`
+	CheckpointWriteSeconds float64         `json:"checkpoint_write_seconds,omitempty"`
+	CheckpointBytes        int64           `json:"checkpoint_bytes,omitempty"`
+	MainCPU                *cputime.Stages `json:"main_cpu,omitempty"`
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {

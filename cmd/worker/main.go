@@ -40,8 +40,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -131,7 +129,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		errs = append(errs, fmt.Errorf("--listen=%q: %v", c.listen, err))
 	}
 	if c.advertise != "" {
-		if err := checkAdvertise(c.advertise); err != nil {
+		if err := distributor.CheckDialAddr(c.advertise); err != nil {
 			errs = append(errs, fmt.Errorf("--advertise=%q: %v", c.advertise, err))
 		}
 		// The main node ignores a member whose metadata it cannot read,
@@ -181,22 +179,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
-	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
-		if err != nil {
-			return fmt.Errorf("--cpu-profile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return fmt.Errorf("--cpu-profile: %w", err)
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			if err := f.Close(); err != nil {
-				log.Error("cannot write the CPU profile", "file", c.cpuProfile, "err", err)
-			}
-		}()
+	stopProfile, err := cli.StartCPUProfile(c.cpuProfile)
+	if err != nil {
+		return fmt.Errorf("--cpu-profile: %w", err)
 	}
+	defer func() {
+		if err := stopProfile(); err != nil {
+			log.Error("cannot write the CPU profile", "file", c.cpuProfile, "err", err)
+		}
+	}()
 
 	var key []byte
 	if c.keyFile != "" {
@@ -217,7 +208,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cannot listen: %w", err)
 	}
-	local, err := advertised(ln.Addr().(*net.TCPAddr), c.join)
+	local, err := distributor.Advertised(ln.Addr().(*net.TCPAddr), c.join)
 	if err != nil {
 		ln.Close()
 		return err
@@ -255,153 +246,18 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	leaving := false // a leave outlived its time: the process exits without Shutdown
-	defer func() {
-		if !leaving {
-			m.Shutdown()
-		}
-	}()
 	log.Info("worker listening", "addr", addr, "listen", ln.Addr().String(), "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
-
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(serveCtx, ln) }()
-	defer func() { stopServe(); <-served }()
-
-	joinCtx, cancel := context.WithTimeout(ctx, c.joinTimeout)
-	err = m.JoinRetry(joinCtx, 500*time.Millisecond, c.join)
-	cancel()
-	if err != nil {
-		w.Close()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if errors.Is(err, distributor.ErrAuth) {
-			return err
-		}
-		return fmt.Errorf("%w (gave up after --join-timeout=%v)", err, c.joinTimeout)
-	}
-	log.Info("joined the cluster", "join", c.join)
-
-	quit := make(chan struct{})
-	defer close(quit)
-	mainEvents := watchMain(m, quit)
-	rj := &rejoiner{m: m, join: c.join, log: log}
-	defer func() {
-		if !rj.wait(100 * time.Millisecond) {
-			log.Info("exiting with a rejoin attempt under way")
-		}
-	}()
-	var (
-		reason string
-		gone   error     // why the worker gave up on its main node
-		lost   time.Time // when the main node was declared dead; zero while it is a member
-		giveUp <-chan time.Time
-	)
-serving:
-	for {
-		select {
-		case <-ctx.Done():
-			reason = "interrupted"
-			break serving
-		case <-w.Stopped():
-			reason = "the main node sent stop: " + w.StopReason()
-			break serving
-		case ev := <-mainEvents:
-			switch {
-			case ev == mainLeft:
-				reason = "the main node left the cluster"
-				break serving
-			case ev == mainFailed && lost.IsZero():
-				// Dead or paused: the worker cannot tell. It serves on
-				// (a paused main node keeps its connection) and asks
-				// to be taken back.
-				lost = time.Now()
-				log.Warn("the cluster declared the main node dead; serving on and trying to rejoin",
-					"join", c.join, "rejoin_timeout", c.rejoinTimeout)
-				rj.start()
-				if c.rejoinTimeout > 0 {
-					giveUp = time.After(c.rejoinTimeout)
-				}
-			case ev == mainBack && !lost.IsZero():
-				rj.stop()
-				log.Info("rejoined the cluster", "join", c.join, "duration", time.Since(lost))
-				lost, giveUp = time.Time{}, nil
-			}
-		case <-giveUp:
-			reason = "the main node did not come back"
-			gone = fmt.Errorf("the main node at %s has been gone for %v since the cluster declared it dead; gave up rejoining "+
-				"(--rejoin-timeout=%v; 0 never gives up)", c.join, time.Since(lost).Round(time.Millisecond), c.rejoinTimeout)
-			break serving
-		case err := <-served:
-			served <- err // for the deferred wait
-			w.Close()
-			return fmt.Errorf("cannot serve: %w", err)
-		}
-	}
-	rj.stop()
-	t0 := time.Now()
-	w.Close()
-	st := w.Stats()
-	log.Info("stopped serving", "reason", reason, "duration", time.Since(t0), "batches", st.Batches,
-		"updates", st.Updates, "bytes_received", st.BytesReceived, "bytes_sent", st.BytesSent,
-		"bad_frames", st.BadFrames, "peak_rss_bytes", cli.PeakRSS())
-	if ctx.Err() == nil {
-		// The main node is done or gone: nobody needs the news, and
-		// gossip with no one left to hear it would wait for the timeout.
-		return gone
-	}
-	t0 = time.Now()
-	// memberlist's Leave waits for its timeout only once it has its
-	// locks; on a loaded machine getting them took seconds. The exit must
-	// not wait: the process ends with the leave still spreading (Shutdown
-	// would race with it).
-	left := make(chan error, 1)
-	go func() { left <- m.Leave(c.leaveTimeout) }()
-	select {
-	case err := <-left:
-		if err != nil {
-			log.Info("the leave did not spread in time", "timeout", c.leaveTimeout, "err", err)
-		}
-		log.Info("left the cluster", "duration", time.Since(t0))
-	case <-time.After(c.leaveTimeout + 100*time.Millisecond):
-		leaving = true
-		log.Info("exiting with the leave still spreading", "duration", time.Since(t0))
-	}
-	return nil
-}
-
-// advertised returns the data-plane address to put in the node metadata:
-// the listener's, with an unspecified IP replaced by the local IP that
-// routes to the main node.
-func advertised(a *net.TCPAddr, join string) (string, error) {
-	if !a.IP.IsUnspecified() {
-		return a.String(), nil
-	}
-	c, err := net.Dial("udp", join) // sends nothing: picks the route
-	if err != nil {
-		return "", fmt.Errorf("cannot find a local address towards %s: %w", join, err)
-	}
-	defer c.Close()
-	ip := c.LocalAddr().(*net.UDPAddr).IP
-	return net.JoinHostPort(ip.String(), fmt.Sprint(a.Port)), nil
-}
-
-// checkAdvertise checks an --advertise address: a host that the main
-// node can dial (not unspecified) and a port in [1, 65535].
-func checkAdvertise(a string) error {
-	host, port, err := net.SplitHostPort(a)
-	if err != nil {
+	reason, err := w.Attend(ctx, ln, m, distributor.AttendConfig{Join: c.join, JoinTimeout: c.joinTimeout,
+		RejoinTimeout: c.rejoinTimeout, LeaveTimeout: c.leaveTimeout, Logger: log})
+	var gone *distributor.MainGoneError
+	switch {
+	case errors.Is(err, distributor.ErrJoin):
+		return fmt.Errorf("%w (--join-timeout=%v)", err, c.joinTimeout)
+	case errors.As(err, &gone):
+		return fmt.Errorf("%w (--rejoin-timeout=%v; 0 never gives up)", err, c.rejoinTimeout)
+	case err != nil:
 		return err
 	}
-	if host == "" {
-		return errors.New("no host")
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		return fmt.Errorf("%s is not an address the main node can dial", host)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %q, want [1, 65535]", port)
-	}
+	log.Info("worker done", "reason", reason, "peak_rss_bytes", cli.PeakRSS())
 	return nil
 }

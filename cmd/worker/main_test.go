@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,13 +102,13 @@ func TestNoMainNode(t *testing.T) {
 }
 
 func TestAdvertised(t *testing.T) {
-	got, err := advertised(&net.TCPAddr{IP: net.IPv4zero, Port: 7100}, "127.0.0.1:7946")
+	got, err := distributor.Advertised(&net.TCPAddr{IP: net.IPv4zero, Port: 7100}, "127.0.0.1:7946")
 	if err != nil || got != "127.0.0.1:7100" {
-		t.Errorf("advertised(0.0.0.0:7100) towards 127.0.0.1 = %q, %v", got, err)
+		t.Errorf("distributor.Advertised(0.0.0.0:7100) towards 127.0.0.1 = %q, %v", got, err)
 	}
-	got, err = advertised(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9}, "127.0.0.1:7946")
+	got, err = distributor.Advertised(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 9}, "127.0.0.1:7946")
 	if err != nil || got != "127.0.0.2:9" {
-		t.Errorf("advertised(127.0.0.2:9) = %q, %v", got, err)
+		t.Errorf("distributor.Advertised(127.0.0.2:9) = %q, %v", got, err)
 	}
 }
 
@@ -222,20 +221,5 @@ func exitWithin(t *testing.T, codes <-chan int, total time.Duration) int {
 	case <-time.After(total):
 		t.Fatalf("the worker is still running after %v", total)
 		return -1
-	}
-}
-
-func TestRejoinWait(t *testing.T) {
-	var got []time.Duration
-	for i := range 8 {
-		got = append(got, rejoinWait(i))
-	}
-	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
-		10 * time.Second, 10 * time.Second, 10 * time.Second}
-	if !slices.Equal(got, want) {
-		t.Errorf("waits %v, want %v", got, want)
-	}
-	if d := rejoinWait(1 << 30); d != maxRejoinWait {
-		t.Errorf("rejoinWait(2^30) = %v", d)
 	}
 }

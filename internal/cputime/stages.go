@@ -1,8 +1,7 @@
-package main
+package cputime
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -13,26 +12,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cpuProfile is the main node's CPU profile of ingestion and queries: it
-// goes to --cpu-profile's file, and with --json it is also kept in memory
-// and split by the pprof labels the pipeline sets ("stage", "goroutine";
+// Profile is a process's CPU profile: it goes to a file, and, when kept,
+// also into memory to be split by the pprof labels the pipeline sets ("stage", "goroutine";
 // package ingest's doc), with the process's CPU time from getrusage
 // beside it.
-type cpuProfile struct {
-	file   *os.File      // --cpu-profile, or nil
-	buf    *bytes.Buffer // with --json, or nil
+type Profile struct {
+	file   *os.File      // or nil
+	buf    *bytes.Buffer // kept for the split, or nil
 	start  time.Duration // process CPU time when the profile started
-	stages *stageCPU     // set by stop
+	stages *Stages       // set by Stop
 }
 
-// stageCPU is the "main_cpu" object of --json: the main process's CPU per
+// Stages is a process's CPU per
 // stream update, split by pipeline stage and by goroutine. Stages and
 // goroutines come from the CPU profile (100 samples per second of CPU);
 // "other" is the samples without a stage (the runtime's scheduler and
 // garbage collector, memberlist), and "unsampled" the process's CPU time
 // (getrusage) that the profile did not sample (the profiler's own
 // goroutine and signal handling among it).
-type stageCPU struct {
+type Stages struct {
 	TotalNsPerUpdate float64            `json:"total_ns_per_update"`
 	Stages           map[string]float64 `json:"stages_ns_per_update"` // read, greedy, insert, apply, ship, merge, query, other, unsampled
 	Busiest          string             `json:"busiest_goroutine"`
@@ -42,18 +40,21 @@ type stageCPU struct {
 	Goroutines       map[string]float64 `json:"goroutines_ns_per_update"`
 }
 
-// startProfile starts the CPU profiler when path is set or keep (--json)
-// asks for the stage split; it returns nil when neither does.
-func startProfile(path string, keep bool) (*cpuProfile, error) {
+// StartProfile starts the CPU profiler when path is set (its file is
+// created) or keep asks for the stage split; it returns nil when neither
+// does, or when only keep asked and another profile runs in the process.
+// Its error is the file's or the profiler's. Call it, and Stop, from one
+// goroutine.
+func StartProfile(path string, keep bool) (*Profile, error) {
 	if path == "" && !keep {
 		return nil, nil
 	}
-	p := &cpuProfile{start: processCPU()}
+	p := &Profile{start: processCPU()}
 	var ws []io.Writer
 	if path != "" {
 		f, err := os.Create(path)
 		if err != nil {
-			return nil, fmt.Errorf("--cpu-profile: %w", err)
+			return nil, err
 		}
 		p.file = f
 		ws = append(ws, f)
@@ -65,19 +66,19 @@ func startProfile(path string, keep bool) (*cpuProfile, error) {
 	if err := pprof.StartCPUProfile(io.MultiWriter(ws...)); err != nil {
 		if p.file == nil {
 			// Only the stage split asked for it (another profile runs in
-			// this process): --json goes without "main_cpu".
+			// this process): no split.
 			return nil, nil
 		}
 		p.file.Close()
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
+		return nil, err
 	}
 	return p, nil
 }
 
-// stop ends the profile, closes the file and, with --json, splits the
+// Stop ends the profile, closes the file and, when kept, splits the
 // CPU of updates stream updates by stage. It may be called on nil and
 // more than once.
-func (p *cpuProfile) stop(updates uint64) {
+func (p *Profile) Stop(updates uint64) {
 	if p == nil || (p.file == nil && p.buf == nil) {
 		return
 	}
@@ -95,8 +96,8 @@ func (p *cpuProfile) stop(updates uint64) {
 	}
 }
 
-// split returns the stage split made by stop, or nil.
-func (p *cpuProfile) split() *stageCPU {
+// Split returns the stage split made by Stop, or nil.
+func (p *Profile) Split() *Stages {
 	if p == nil {
 		return nil
 	}
@@ -105,7 +106,7 @@ func (p *cpuProfile) split() *stageCPU {
 
 // splitStages sums prof's CPU samples by the "stage" and "goroutine"
 // labels, in nanoseconds per update.
-func splitStages(prof *profile.Profile, total time.Duration, updates uint64) *stageCPU {
+func splitStages(prof *profile.Profile, total time.Duration, updates uint64) *Stages {
 	cpu := -1
 	for i, st := range prof.SampleType {
 		if st.Type == "cpu" && st.Unit == "nanoseconds" {
@@ -130,7 +131,7 @@ func splitStages(prof *profile.Profile, total time.Duration, updates uint64) *st
 			goroutines[g[0]] += v
 		}
 	}
-	out := &stageCPU{TotalNsPerUpdate: per(total.Nanoseconds()), Stages: map[string]float64{},
+	out := &Stages{TotalNsPerUpdate: per(total.Nanoseconds()), Stages: map[string]float64{},
 		Goroutines: map[string]float64{}}
 	for _, name := range []string{"read", "greedy", "insert", "apply", "ship", "merge", "query", "other"} {
 		out.Stages[name] = per(stages[name])
