@@ -59,9 +59,12 @@ type Store struct {
 		out    map[Ticket]uint32 // outstanding tickets and their batches' vertices
 		next   Ticket            // last ticket issued
 		broken error             // the first ErrTicket, returned by Wait
+		// wake is closed, and cleared, when applied grows or broken is
+		// set: every Wait blocked on it wakes and looks again. It is nil
+		// while nobody waits.
+		wake chan struct{}
 	}
 	queued, applied atomic.Uint64
-	progress        chan struct{} // signalled, without blocking, when applied grows
 }
 
 // New returns a Store of zero sketches for p: p.TableBytes() bytes, backed
@@ -72,8 +75,7 @@ func New(p sketch.Params) *Store { return From(sketch.NewTable(p)) }
 // caller must not use t afterwards.
 func From(t *sketch.Table) *Store {
 	p := t.Params()
-	s := &Store{p: p, table: t, locks: make([]sync.Mutex, p.Vertices()),
-		progress: make(chan struct{}, 1)}
+	s := &Store{p: p, table: t, locks: make([]sync.Mutex, p.Vertices())}
 	s.mu.out = make(map[Ticket]uint32)
 	return s
 }
@@ -122,6 +124,7 @@ func (s *Store) retire(t Ticket, v uint32, op string) error {
 	}
 	if s.mu.broken == nil {
 		s.mu.broken = err
+		s.wakeLocked()
 	}
 	return err
 }
@@ -187,12 +190,19 @@ func (s *Store) apply(v uint32, neighbors []uint32) {
 	l.Unlock()
 }
 
-// done counts one batch as applied and wakes Wait.
+// done counts one batch as applied and wakes every Wait.
 func (s *Store) done() {
 	s.applied.Add(1)
-	select {
-	case s.progress <- struct{}{}:
-	default:
+	s.mu.Lock()
+	s.wakeLocked()
+	s.mu.Unlock()
+}
+
+// wakeLocked wakes every Wait blocked on s.mu.wake.
+func (s *Store) wakeLocked() {
+	if s.mu.wake != nil {
+		close(s.mu.wake)
+		s.mu.wake = nil
 	}
 }
 
@@ -210,22 +220,33 @@ func (s *Store) Counts() (queued, applied uint64) {
 // batches still out.
 func (s *Store) Wait(ctx context.Context) error {
 	target := s.queued.Load()
-	for s.applied.Load() < target {
-		if err := s.broken(); err != nil {
+	for {
+		wake, err := s.waitFor(target)
+		if wake == nil {
 			return err
 		}
 		select {
-		case <-s.progress:
+		case <-wake:
 		case <-ctx.Done():
 			return fmt.Errorf("store: %d of %d batches not applied: %w",
 				target-min(target, s.applied.Load()), target, context.Cause(ctx))
 		}
 	}
-	return s.broken()
 }
 
-func (s *Store) broken() error {
+// waitFor returns a nil channel and the first ErrTicket error once target
+// batches are applied or an ErrTicket was met, and otherwise the channel
+// that the next batch applied closes. It reads applied under s.mu, which
+// done takes after adding to it, so no batch applied after the read goes
+// unnoticed.
+func (s *Store) waitFor(target uint64) (<-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mu.broken
+	if s.mu.broken != nil || s.applied.Load() >= target {
+		return nil, s.mu.broken
+	}
+	if s.mu.wake == nil {
+		s.mu.wake = make(chan struct{})
+	}
+	return s.mu.wake, nil
 }

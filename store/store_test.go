@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"sketchcc/sketch"
@@ -139,5 +140,40 @@ func TestWaitNamesMissingBatches(t *testing.T) {
 	err := s.Wait(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "store: 2 of 2 batches not applied: context deadline exceeded" {
 		t.Fatalf("Wait = %v", err)
+	}
+}
+
+// TestWaitConcurrentWaiters: Wait is safe for concurrent use, so each of
+// several goroutines waiting on the same batch returns once it is
+// applied. It runs in a synctest bubble, where a waiter that missed its
+// wake-up runs into its minute's deadline on the bubble's clock at once.
+// Even rounds apply the batch once every waiter is blocked in Wait
+// (synctest.Wait), odd ones while they are still arriving.
+func TestWaitConcurrentWaiters(t *testing.T) {
+	const waiters = 4
+	for round := range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			s := newStore(t)
+			tk := s.Queue(3)
+			errs := make(chan error, waiters)
+			for range waiters {
+				go func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					errs <- s.Wait(ctx)
+				}()
+			}
+			if round%2 == 0 {
+				synctest.Wait()
+			}
+			if err := s.Apply(tk, 3, []uint32{1}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range waiters {
+				if err := <-errs; err != nil {
+					t.Fatalf("round %d: waiter %d of %d: %v", round, i+1, waiters, err)
+				}
+			}
+		})
 	}
 }
