@@ -7,11 +7,11 @@
 // merged twice, cancels itself and silently loses its updates. So every
 // batch that leaves the gutters carries a Ticket that the Store issued
 // (Queue), and the Store retires each ticket exactly once, by Apply (the
-// batch sketched here) or by Merge (its delta computed elsewhere). Apply or
-// Merge with a ticket that is not outstanding (never issued, or already
-// retired) changes no sketch and returns an error wrapping ErrTicket; the
-// Store also remembers the first such error and Wait returns it, so a
-// miscount fails the next query instead of hanging it. A batch that never
+// batch sketched here) or by MergeWith (its delta computed elsewhere).
+// Apply or MergeWith with a ticket that is not outstanding (never issued,
+// or already retired) changes no sketch and returns an error wrapping
+// ErrTicket; the Store also remembers the first such error and Wait
+// returns it, so a miscount fails the next query instead of hanging it. A batch that never
 // leaves its flushing goroutine is applied by ApplyNow, which queues and
 // retires it in one step.
 //
@@ -21,8 +21,8 @@
 //
 // # Goroutines
 //
-// Queue, Apply, ApplyNow, Merge, Counts and Wait are safe for concurrent
-// use: any number of inserting goroutines may queue, and any number of
+// Queue, Apply, ApplyNow, MergeWith, Counts and Wait are safe for
+// concurrent use: any number of inserting goroutines may queue, and any number of
 // local delta workers and remote-delta readers may apply and merge, each
 // under the vertex's lock, so two batches of one vertex never race. The
 // Store starts no goroutine. Table may be read (a query) only while no
@@ -39,12 +39,12 @@ import (
 	"sketchcc/sketch"
 )
 
-// ErrTicket is wrapped by Apply and Merge for a ticket that is not
+// ErrTicket is wrapped by Apply and MergeWith for a ticket that is not
 // outstanding: a batch applied twice, or a delta for an unknown batch.
 var ErrTicket = errors.New("store: batch not outstanding")
 
 // Ticket names one batch handed out by the gutters, from Queue until
-// Apply or Merge retires it. The zero Ticket is never issued.
+// Apply or MergeWith retires it. The zero Ticket is never issued.
 type Ticket = uint64
 
 // Store is the main node's sketch table with its per-vertex locks and the
@@ -92,7 +92,7 @@ func (s *Store) Table() *sketch.Table { return s.table }
 func (s *Store) AdviseHugePages() bool { return s.table.AdviseHugePages() }
 
 // Queue registers a batch for vertex v as handed out and returns its
-// ticket, which travels with the batch until Apply or Merge retires it.
+// ticket, which travels with the batch until Apply or MergeWith retires it.
 func (s *Store) Queue(v uint32) Ticket {
 	s.mu.Lock()
 	s.mu.next++
@@ -163,21 +163,6 @@ func (s *Store) MergeWith(t Ticket, v uint32, merge func(sketch []sketch.Bucket)
 	l := &s.locks[v]
 	l.Lock()
 	merge(s.table.Sketch(v))
-	l.Unlock()
-	s.done()
-	return nil
-}
-
-// Merge XORs delta, a sketch computed by sketch.Params.Delta for vertex v,
-// into v's sketch and retires ticket t. It returns an error wrapping
-// ErrTicket, and changes nothing, when t is not an outstanding ticket for v.
-func (s *Store) Merge(t Ticket, v uint32, delta []sketch.Bucket) error {
-	if err := s.retire(t, v, "merge"); err != nil {
-		return err
-	}
-	l := &s.locks[v]
-	l.Lock()
-	sketch.Merge(s.table.Sketch(v), delta)
 	l.Unlock()
 	s.done()
 	return nil

@@ -29,6 +29,12 @@ func snapshot(s *Store) [][]sketch.Bucket {
 	return out
 }
 
+// merge retires ticket t with delta, a sketch computed by
+// sketch.Params.Delta for vertex v, through MergeWith.
+func merge(s *Store, t Ticket, v uint32, delta []sketch.Bucket) error {
+	return s.MergeWith(t, v, func(dst []sketch.Bucket) { sketch.Merge(dst, delta) })
+}
+
 func sameSketches(a, b [][]sketch.Bucket) bool {
 	return slices.EqualFunc(a, b, func(x, y []sketch.Bucket) bool { return slices.Equal(x, y) })
 }
@@ -48,7 +54,7 @@ func TestApplyTwiceFails(t *testing.T) {
 	delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
 	p := s.Params()
 	p.Delta(delta, 3, []uint32{1, 2, 5})
-	if err := s.Merge(tk, 3, delta); !errors.Is(err, ErrTicket) {
+	if err := merge(s, tk, 3, delta); !errors.Is(err, ErrTicket) {
 		t.Fatalf("Merge after Apply = %v, want ErrTicket", err)
 	}
 	if !sameSketches(before, snapshot(s)) {
@@ -67,14 +73,14 @@ func TestMergeUnknownBatchFails(t *testing.T) {
 	p := s.Params()
 	p.Delta(delta, 4, []uint32{9})
 	before := snapshot(s)
-	if err := s.Merge(99, 4, delta); !errors.Is(err, ErrTicket) {
+	if err := merge(s, 99, 4, delta); !errors.Is(err, ErrTicket) {
 		t.Fatalf("Merge of an unknown batch = %v, want ErrTicket", err)
 	}
-	if err := s.Merge(0, 4, delta); !errors.Is(err, ErrTicket) {
+	if err := merge(s, 0, 4, delta); !errors.Is(err, ErrTicket) {
 		t.Fatalf("Merge with the zero ticket = %v, want ErrTicket", err)
 	}
 	tk := s.Queue(5)
-	if err := s.Merge(tk, 4, delta); !errors.Is(err, ErrTicket) {
+	if err := merge(s, tk, 4, delta); !errors.Is(err, ErrTicket) {
 		t.Fatalf("Merge for another vertex's batch = %v, want ErrTicket", err)
 	}
 	if !sameSketches(before, snapshot(s)) {
@@ -108,7 +114,7 @@ func TestApplyMergeAndNowAgree(t *testing.T) {
 	delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
 	p := s.Params()
 	p.Delta(delta, 1, batches[1].nb)
-	if err := s.Merge(t2, 1, delta); err != nil {
+	if err := merge(s, t2, 1, delta); err != nil {
 		t.Fatal(err)
 	}
 	select {
