@@ -168,11 +168,14 @@ func (s *Server) MaxConns() int { return s.maxConns }
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server, giving scrapes in progress a second to finish.
-// It is safe to call more than once.
+// closeGrace is how long Close lets the scrapes in progress finish.
+const closeGrace = time.Second
+
+// Close stops the server, giving scrapes in progress closeGrace to
+// finish. It is safe to call more than once.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()
 		s.srv.Shutdown(ctx)
 		<-s.done

@@ -132,16 +132,16 @@ type streamSource struct {
 }
 
 func parseStream(s string) (streamSource, error) {
-	switch {
-	case strings.HasPrefix(s, "kron:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(s, "kron:"))
+	if scale, ok := strings.CutPrefix(s, "kron:"); ok {
+		n, err := strconv.Atoi(scale)
 		if err != nil || n < 2 || n > 20 {
 			return streamSource{}, fmt.Errorf("--stream=%s: want kron:SCALE with SCALE in [2, 20]", s)
 		}
 		// kron17 is 38 GiB; the update count grows about 4× per scale.
 		return streamSource{kronScale: n, sizeBytes: int64(38 << 30 * math.Pow(4, float64(n-17)))}, nil
-	case strings.HasPrefix(s, "s3://"):
-		b, k, ok := strings.Cut(strings.TrimPrefix(s, "s3://"), "/")
+	}
+	if object, ok := strings.CutPrefix(s, "s3://"); ok {
+		b, k, ok := strings.Cut(object, "/")
 		if !ok || b == "" || k == "" {
 			return streamSource{}, fmt.Errorf("--stream=%s: want s3://BUCKET/KEY", s)
 		}
