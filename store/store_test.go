@@ -92,61 +92,69 @@ func TestMergeUnknownBatchFails(t *testing.T) {
 }
 
 // TestApplyMergeAndNowAgree: the three ways in give the sketch of every
-// update, and Wait returns once each queued batch is retired.
+// update, and Wait returns once each queued batch is retired, not before:
+// in a synctest bubble, synctest.Wait lets a Wait that would return early
+// do so before the test looks.
 func TestApplyMergeAndNowAgree(t *testing.T) {
-	s := newStore(t)
-	want := sketch.NewTable(s.Params())
-	batches := []struct {
-		v  uint32
-		nb []uint32
-	}{{1, []uint32{2, 3}}, {1, []uint32{4}}, {2, []uint32{1, 7}}, {9, []uint32{8}}}
-	for _, b := range batches {
-		want.ApplyBatch(b.v, b.nb)
-	}
-	t1, t2 := s.Queue(1), s.Queue(1)
-	s.ApplyNow(2, batches[2].nb)
-	t4 := s.Queue(9)
-	waited := make(chan error, 1)
-	go func() { waited <- s.Wait(context.Background()) }()
-	if err := s.Apply(t1, 1, batches[0].nb); err != nil {
-		t.Fatal(err)
-	}
-	delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
-	p := s.Params()
-	p.Delta(delta, 1, batches[1].nb)
-	if err := merge(s, t2, 1, delta); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-waited:
-		t.Fatalf("Wait returned %v with batch %d outstanding", err, t4)
-	case <-time.After(20 * time.Millisecond):
-	}
-	if err := s.Apply(t4, 9, batches[3].nb); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-waited; err != nil {
-		t.Fatal(err)
-	}
-	for v := range s.Params().Vertices() {
-		if !slices.Equal(s.Table().Sketch(v), want.Sketch(v)) {
-			t.Fatalf("vertex %d: sketch differs from the batches applied directly", v)
+	synctest.Test(t, func(t *testing.T) {
+		s := newStore(t)
+		want := sketch.NewTable(s.Params())
+		batches := []struct {
+			v  uint32
+			nb []uint32
+		}{{1, []uint32{2, 3}}, {1, []uint32{4}}, {2, []uint32{1, 7}}, {9, []uint32{8}}}
+		for _, b := range batches {
+			want.ApplyBatch(b.v, b.nb)
 		}
-	}
+		t1, t2 := s.Queue(1), s.Queue(1)
+		s.ApplyNow(2, batches[2].nb)
+		t4 := s.Queue(9)
+		waited := make(chan error, 1)
+		go func() { waited <- s.Wait(context.Background()) }()
+		if err := s.Apply(t1, 1, batches[0].nb); err != nil {
+			t.Fatal(err)
+		}
+		delta := make([]sketch.Bucket, s.Params().BucketsPerVertex())
+		p := s.Params()
+		p.Delta(delta, 1, batches[1].nb)
+		if err := merge(s, t2, 1, delta); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		select {
+		case err := <-waited:
+			t.Fatalf("Wait returned %v with batch %d outstanding", err, t4)
+		default:
+		}
+		if err := s.Apply(t4, 9, batches[3].nb); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-waited; err != nil {
+			t.Fatal(err)
+		}
+		for v := range s.Params().Vertices() {
+			if !slices.Equal(s.Table().Sketch(v), want.Sketch(v)) {
+				t.Fatalf("vertex %d: sketch differs from the batches applied directly", v)
+			}
+		}
+	})
 }
 
 // TestWaitNamesMissingBatches: Wait gives up with ctx and says how many
 // batches are out.
+// It runs in a synctest bubble, so the deadline passes at once.
 func TestWaitNamesMissingBatches(t *testing.T) {
-	s := newStore(t)
-	s.Queue(1)
-	s.Queue(2)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	err := s.Wait(ctx)
-	if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "store: 2 of 2 batches not applied: context deadline exceeded" {
-		t.Fatalf("Wait = %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := newStore(t)
+		s.Queue(1)
+		s.Queue(2)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err := s.Wait(ctx)
+		if !errors.Is(err, context.DeadlineExceeded) || err.Error() != "store: 2 of 2 batches not applied: context deadline exceeded" {
+			t.Fatalf("Wait = %v", err)
+		}
+	})
 }
 
 // TestWaitConcurrentWaiters: Wait is safe for concurrent use, so each of
