@@ -312,56 +312,13 @@ func read(path string) (Meta, *sketch.Table, error) {
 	size := fi.Size()
 	crc := crc32.New(castagnoli)
 	r := io.TeeReader(bufio.NewReaderSize(f, 1<<20), crc)
-	var m Meta
 	h := make([]byte, headerBytes)
 	if _, err := io.ReadFull(r, h); err != nil {
-		return m, nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrCorrupt, size, headerBytes)
+		return Meta{}, nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrCorrupt, size, headerBytes)
 	}
-	if string(h[:8]) != magic {
-		return m, nil, fmt.Errorf("%w: not a checkpoint (magic %q, want %q)", ErrCorrupt, h[:8], magic)
-	}
-	switch v := binary.LittleEndian.Uint32(h[8:]); {
-	case v == 1:
-		return m, nil, fmt.Errorf("%w (version 1): it names its stream by size and ends only, not by a hash of the records it holds, so it cannot be resumed safely; start the run again without --resume",
-			ErrVersion)
-	case v != Version:
-		return m, nil, fmt.Errorf("%w: version %d, this build reads version %d", ErrCorrupt, v, Version)
-	}
-	flags := binary.LittleEndian.Uint32(h[12:])
-	m.GreedyValid = flags&flagGreedy != 0
-	m.Updates = binary.LittleEndian.Uint64(h[16:])
-	m.BatchFactor = math.Float64frombits(binary.LittleEndian.Uint64(h[24:]))
-	s := h[32:]
-	m.Stream = StreamID{Vertices: binary.LittleEndian.Uint32(s), Updates: binary.LittleEndian.Uint64(s[8:]),
-		Size: int64(binary.LittleEndian.Uint64(s[16:])), Head: binary.LittleEndian.Uint32(s[24:]),
-		Tail: binary.LittleEndian.Uint32(s[28:])}
-	m.Prefix = stream.Digest{Records: m.Updates, CRC: binary.LittleEndian.Uint32(s[32:])}
-	edges := binary.LittleEndian.Uint64(h[headerBytes-8:])
-	var errs []error
-	if flags&^flagGreedy != 0 {
-		errs = append(errs, fmt.Errorf("unknown flags %#x", flags))
-	}
-	if binary.LittleEndian.Uint32(s[4:]) != 0 || binary.LittleEndian.Uint32(s[36:]) != 0 {
-		errs = append(errs, errors.New("reserved stream field not zero"))
-	}
-	if m.Updates > m.Stream.Updates {
-		errs = append(errs, fmt.Errorf("offset %d past the stream's %d updates", m.Updates, m.Stream.Updates))
-	}
-	if !(m.BatchFactor > 0) || m.BatchFactor > 64 {
-		errs = append(errs, fmt.Errorf("batch factor %v", m.BatchFactor))
-	}
-	if edges >= uint64(max(m.Stream.Vertices, 1)) || !m.GreedyValid && edges != 0 {
-		errs = append(errs, fmt.Errorf("forest of %d edges on %d vertices (greedy valid %v)",
-			edges, m.Stream.Vertices, m.GreedyValid))
-	}
-	// The forest, the table's header and the checksum must fit in the
-	// file before the forest is allocated: a crafted count of 2^32 edges
-	// would otherwise ask for 32 GiB.
-	if room := uint64(size) - min(uint64(size), headerBytes+tableHeaderBytes+4); edges > room/8 {
-		errs = append(errs, fmt.Errorf("forest of %d edges in a file of %d bytes", edges, size))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return m, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	m, edges, err := decodeHeader(h, size)
+	if err != nil {
+		return m, nil, err
 	}
 	// The length is known before the table is allocated: a truncated or
 	// padded file is refused without reading it.
@@ -406,6 +363,60 @@ func read(path string) (Meta, *sketch.Table, error) {
 		}
 	}
 	return m, t, nil
+}
+
+// decodeHeader decodes and checks h, a checkpoint's header, for a file of
+// size bytes. It returns the header's fields and the forest's edge count,
+// or an error wrapping ErrCorrupt or ErrVersion.
+func decodeHeader(h []byte, size int64) (Meta, uint64, error) {
+	var m Meta
+	if string(h[:8]) != magic {
+		return m, 0, fmt.Errorf("%w: not a checkpoint (magic %q, want %q)", ErrCorrupt, h[:8], magic)
+	}
+	switch v := binary.LittleEndian.Uint32(h[8:]); {
+	case v == 1:
+		return m, 0, fmt.Errorf("%w (version 1): it names its stream by size and ends only, not by a hash of the records it holds, so it cannot be resumed safely; start the run again from the stream's first update",
+			ErrVersion)
+	case v != Version:
+		return m, 0, fmt.Errorf("%w: version %d, this build reads version %d", ErrCorrupt, v, Version)
+	}
+	flags := binary.LittleEndian.Uint32(h[12:])
+	m.GreedyValid = flags&flagGreedy != 0
+	m.Updates = binary.LittleEndian.Uint64(h[16:])
+	m.BatchFactor = math.Float64frombits(binary.LittleEndian.Uint64(h[24:]))
+	s := h[32:]
+	m.Stream = StreamID{Vertices: binary.LittleEndian.Uint32(s), Updates: binary.LittleEndian.Uint64(s[8:]),
+		Size: int64(binary.LittleEndian.Uint64(s[16:])), Head: binary.LittleEndian.Uint32(s[24:]),
+		Tail: binary.LittleEndian.Uint32(s[28:])}
+	m.Prefix = stream.Digest{Records: m.Updates, CRC: binary.LittleEndian.Uint32(s[32:])}
+	edges := binary.LittleEndian.Uint64(h[headerBytes-8:])
+	var errs []error
+	if flags&^flagGreedy != 0 {
+		errs = append(errs, fmt.Errorf("unknown flags %#x", flags))
+	}
+	if binary.LittleEndian.Uint32(s[4:]) != 0 || binary.LittleEndian.Uint32(s[36:]) != 0 {
+		errs = append(errs, errors.New("reserved stream field not zero"))
+	}
+	if m.Updates > m.Stream.Updates {
+		errs = append(errs, fmt.Errorf("offset %d past the stream's %d updates", m.Updates, m.Stream.Updates))
+	}
+	if !(m.BatchFactor > 0) || m.BatchFactor > 64 {
+		errs = append(errs, fmt.Errorf("batch factor %v", m.BatchFactor))
+	}
+	if edges >= uint64(max(m.Stream.Vertices, 1)) || !m.GreedyValid && edges != 0 {
+		errs = append(errs, fmt.Errorf("forest of %d edges on %d vertices (greedy valid %v)",
+			edges, m.Stream.Vertices, m.GreedyValid))
+	}
+	// The forest, the table's header and the checksum must fit in the
+	// file before the forest is allocated: a crafted count of 2^32 edges
+	// would otherwise ask for 32 GiB.
+	if room := uint64(size) - min(uint64(size), headerBytes+tableHeaderBytes+4); edges > room/8 {
+		errs = append(errs, fmt.Errorf("forest of %d edges in a file of %d bytes", edges, size))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return m, 0, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return m, edges, nil
 }
 
 // Params is what a resumed run must share with the checkpoint's run.

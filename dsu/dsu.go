@@ -97,12 +97,3 @@ func DenseLabels(ids []uint32) []uint32 {
 	}
 	return ids
 }
-
-// Clone returns an independent copy of d.
-func (d *DSU) Clone() *DSU {
-	return &DSU{
-		parent: append([]uint32(nil), d.parent...),
-		size:   append([]uint32(nil), d.size...),
-		sets:   d.sets,
-	}
-}

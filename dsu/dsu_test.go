@@ -97,42 +97,13 @@ func TestLabels_Large(t *testing.T) {
 	}
 }
 
-func TestClone(t *testing.T) {
-	rng := rand.New(rand.NewPCG(11, 12))
-	const n = 50
-	d, o := New(n), newNaive(n)
-	for range 20 {
-		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		d.Union(a, b)
-		o.union(a, b)
-	}
-	c := d.Clone()
-	oc := &naive{slices.Clone(o.label)}
-	checkAgainst(t, c, oc)
-	// Unions on either side do not show on the other.
-	for range 30 {
-		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		c.Union(a, b)
-		oc.union(a, b)
-		a, b = rng.Uint32N(n), rng.Uint32N(n)
-		d.Union(a, b)
-		o.union(a, b)
-	}
-	checkAgainst(t, d, o)
-	checkAgainst(t, c, oc)
-}
-
 func TestReset(t *testing.T) {
 	d := New(10)
 	for v := range uint32(9) {
 		d.Union(v, v+1)
 	}
-	c := d.Clone()
 	d.Reset()
 	checkAgainst(t, d, newNaive(10))
-	if c.Sets() != 1 {
-		t.Errorf("Reset changed a clone: %d sets", c.Sets())
-	}
 	d.Union(3, 4)
 	o := newNaive(10)
 	o.union(3, 4)

@@ -5,6 +5,16 @@ import (
 	"testing"
 )
 
+// isZero reports whether every bucket of s is zero.
+func isZero(s []Bucket) bool {
+	for _, b := range s {
+		if b != (Bucket{}) {
+			return false
+		}
+	}
+	return true
+}
+
 func mustParams(t testing.TB, v uint32, f float64, seed uint64) Params {
 	t.Helper()
 	p, err := NewParams(v, f, seed)

@@ -177,16 +177,6 @@ func Merge(dst, src []Bucket) {
 	}
 }
 
-// IsZero reports whether every bucket of s is zero.
-func IsZero(s []Bucket) bool {
-	for _, b := range s {
-		if b != (Bucket{}) {
-			return false
-		}
-	}
-	return true
-}
-
 // Table holds the sketches of all vertices in one contiguous, pointer-free
 // slab of Vertices·BucketsPerVertex buckets, so the garbage collector never
 // scans it. The slab is allocated zero and is backed by memory only as

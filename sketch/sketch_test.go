@@ -73,7 +73,7 @@ func TestLinearity(t *testing.T) {
 		}
 		// Insert then delete cancels.
 		p.ApplyBatch(sx, v, x)
-		if !IsZero(sx) {
+		if !isZero(sx) {
 			t.Fatalf("trial %d: insert then delete left a non-zero sketch", trial)
 		}
 		if _, r, _ := p.Sample(sx, 0); r != Zero {

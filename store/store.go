@@ -7,11 +7,11 @@
 // merged twice, cancels itself and silently loses its updates. So every
 // batch that leaves the gutters carries a Ticket that the Store issued
 // (Queue), and the Store retires each ticket exactly once, by Apply (the
-// batch sketched here) or by Merge (its delta computed elsewhere). Apply or
-// Merge with a ticket that is not outstanding (never issued, or already
-// retired) changes no sketch and returns an error wrapping ErrTicket; the
-// Store also remembers the first such error and Wait returns it, so a
-// miscount fails the next query instead of hanging it. A batch that never
+// batch sketched here) or by MergeWith (its delta computed elsewhere).
+// Apply or MergeWith with a ticket that is not outstanding (never issued,
+// or already retired) changes no sketch and returns an error wrapping
+// ErrTicket; the Store also remembers the first such error and Wait
+// returns it, so a miscount fails the next query instead of hanging it. A batch that never
 // leaves its flushing goroutine is applied by ApplyNow, which queues and
 // retires it in one step.
 //
@@ -21,8 +21,8 @@
 //
 // # Goroutines
 //
-// Queue, Apply, ApplyNow, Merge, Counts and Wait are safe for concurrent
-// use: any number of inserting goroutines may queue, and any number of
+// Queue, Apply, ApplyNow, MergeWith, Counts and Wait are safe for
+// concurrent use: any number of inserting goroutines may queue, and any number of
 // local delta workers and remote-delta readers may apply and merge, each
 // under the vertex's lock, so two batches of one vertex never race. The
 // Store starts no goroutine. Table may be read (a query) only while no
@@ -39,12 +39,12 @@ import (
 	"sketchcc/sketch"
 )
 
-// ErrTicket is wrapped by Apply and Merge for a ticket that is not
+// ErrTicket is wrapped by Apply and MergeWith for a ticket that is not
 // outstanding: a batch applied twice, or a delta for an unknown batch.
 var ErrTicket = errors.New("store: batch not outstanding")
 
 // Ticket names one batch handed out by the gutters, from Queue until
-// Apply or Merge retires it. The zero Ticket is never issued.
+// Apply or MergeWith retires it. The zero Ticket is never issued.
 type Ticket = uint64
 
 // Store is the main node's sketch table with its per-vertex locks and the
@@ -59,9 +59,12 @@ type Store struct {
 		out    map[Ticket]uint32 // outstanding tickets and their batches' vertices
 		next   Ticket            // last ticket issued
 		broken error             // the first ErrTicket, returned by Wait
+		// wake is closed, and cleared, when applied grows or broken is
+		// set: every Wait blocked on it wakes and looks again. It is nil
+		// while nobody waits.
+		wake chan struct{}
 	}
 	queued, applied atomic.Uint64
-	progress        chan struct{} // signalled, without blocking, when applied grows
 }
 
 // New returns a Store of zero sketches for p: p.TableBytes() bytes, backed
@@ -72,8 +75,7 @@ func New(p sketch.Params) *Store { return From(sketch.NewTable(p)) }
 // caller must not use t afterwards.
 func From(t *sketch.Table) *Store {
 	p := t.Params()
-	s := &Store{p: p, table: t, locks: make([]sync.Mutex, p.Vertices()),
-		progress: make(chan struct{}, 1)}
+	s := &Store{p: p, table: t, locks: make([]sync.Mutex, p.Vertices())}
 	s.mu.out = make(map[Ticket]uint32)
 	return s
 }
@@ -90,7 +92,7 @@ func (s *Store) Table() *sketch.Table { return s.table }
 func (s *Store) AdviseHugePages() bool { return s.table.AdviseHugePages() }
 
 // Queue registers a batch for vertex v as handed out and returns its
-// ticket, which travels with the batch until Apply or Merge retires it.
+// ticket, which travels with the batch until Apply or MergeWith retires it.
 func (s *Store) Queue(v uint32) Ticket {
 	s.mu.Lock()
 	s.mu.next++
@@ -122,6 +124,7 @@ func (s *Store) retire(t Ticket, v uint32, op string) error {
 	}
 	if s.mu.broken == nil {
 		s.mu.broken = err
+		s.wakeLocked()
 	}
 	return err
 }
@@ -165,21 +168,6 @@ func (s *Store) MergeWith(t Ticket, v uint32, merge func(sketch []sketch.Bucket)
 	return nil
 }
 
-// Merge XORs delta, a sketch computed by sketch.Params.Delta for vertex v,
-// into v's sketch and retires ticket t. It returns an error wrapping
-// ErrTicket, and changes nothing, when t is not an outstanding ticket for v.
-func (s *Store) Merge(t Ticket, v uint32, delta []sketch.Bucket) error {
-	if err := s.retire(t, v, "merge"); err != nil {
-		return err
-	}
-	l := &s.locks[v]
-	l.Lock()
-	sketch.Merge(s.table.Sketch(v), delta)
-	l.Unlock()
-	s.done()
-	return nil
-}
-
 func (s *Store) apply(v uint32, neighbors []uint32) {
 	l := &s.locks[v]
 	l.Lock()
@@ -187,12 +175,19 @@ func (s *Store) apply(v uint32, neighbors []uint32) {
 	l.Unlock()
 }
 
-// done counts one batch as applied and wakes Wait.
+// done counts one batch as applied and wakes every Wait.
 func (s *Store) done() {
 	s.applied.Add(1)
-	select {
-	case s.progress <- struct{}{}:
-	default:
+	s.mu.Lock()
+	s.wakeLocked()
+	s.mu.Unlock()
+}
+
+// wakeLocked wakes every Wait blocked on s.mu.wake.
+func (s *Store) wakeLocked() {
+	if s.mu.wake != nil {
+		close(s.mu.wake)
+		s.mu.wake = nil
 	}
 }
 
@@ -210,22 +205,33 @@ func (s *Store) Counts() (queued, applied uint64) {
 // batches still out.
 func (s *Store) Wait(ctx context.Context) error {
 	target := s.queued.Load()
-	for s.applied.Load() < target {
-		if err := s.broken(); err != nil {
+	for {
+		wake, err := s.waitFor(target)
+		if wake == nil {
 			return err
 		}
 		select {
-		case <-s.progress:
+		case <-wake:
 		case <-ctx.Done():
 			return fmt.Errorf("store: %d of %d batches not applied: %w",
 				target-min(target, s.applied.Load()), target, context.Cause(ctx))
 		}
 	}
-	return s.broken()
 }
 
-func (s *Store) broken() error {
+// waitFor returns a nil channel and the first ErrTicket error once target
+// batches are applied or an ErrTicket was met, and otherwise the channel
+// that the next batch applied closes. It reads applied under s.mu, which
+// done takes after adding to it, so no batch applied after the read goes
+// unnoticed.
+func (s *Store) waitFor(target uint64) (<-chan struct{}, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mu.broken
+	if s.mu.broken != nil || s.applied.Load() >= target {
+		return nil, s.mu.broken
+	}
+	if s.mu.wake == nil {
+		s.mu.wake = make(chan struct{})
+	}
+	return s.mu.wake, nil
 }

@@ -54,12 +54,6 @@ var wrappers = []struct {
 	{"timeout", iotest.TimeoutReader},
 }
 
-// readAll reads src to its end chunk updates at a time. As bufio's tests
-// do, it reads on after iotest.ErrTimeout, which must be transient. It
-// returns the updates and the error that ended the stream (nil at a clean
-// end), after checking the Source contract: a Read returns updates or an
-// error, never both and never neither, and an error that ends the stream
-// is returned again by the next call.
 // readAllRaw reads r to its end with ReadRaw, decoding and checking each
 // record as a caller of ReadRaw must, and returns the updates and the error
 // that ended it (nil at a clean end).
@@ -93,6 +87,12 @@ func readAllRaw(r *Reader) ([]Update, error) {
 	}
 }
 
+// readAll reads src to its end chunk updates at a time. As bufio's tests
+// do, it reads on after iotest.ErrTimeout, which must be transient. It
+// returns the updates and the error that ended the stream (nil at a clean
+// end), after checking the Source contract: a Read returns updates or an
+// error, never both and never neither, and an error that ends the stream
+// is returned again by the next call.
 func readAll(src Source, chunk int) ([]Update, error) {
 	buf := make([]Update, chunk)
 	var out []Update

@@ -34,10 +34,13 @@ type Reader struct {
 	limit    uint64 // index one past the last record to read
 	pending  error  // error to report once buf[pos:end] is decoded
 	err      error  // sticky error: io.EOF or a *FormatError
-	nextErr  error  // the error that ended Next
 	digest   Digest // of the records Read returned
-	one      [1]Update
-	cur      Update
+
+	// scan is the state of Next, Update and Err.
+	scan struct {
+		one [1]Update // one[0] is the update Next advanced to
+		err error     // the error that ended Next
+	}
 }
 
 // NewReader reads and checks the header from r and returns a Reader for the
@@ -109,25 +112,24 @@ func (r *Reader) Header() Header { return r.h }
 // Next advances to the next update and reports whether there is one. After
 // it returns false, Err reports the error, if any.
 func (r *Reader) Next() bool {
-	n, err := r.Read(r.one[:])
+	n, err := r.Read(r.scan.one[:])
 	if n == 1 {
-		r.cur = r.one[0]
 		return true
 	}
-	r.nextErr = err
+	r.scan.err = err
 	return false
 }
 
 // Update returns the update Next advanced to.
-func (r *Reader) Update() Update { return r.cur }
+func (r *Reader) Update() Update { return r.scan.one[0] }
 
 // Err returns the error that made Next return false, or nil at a clean end
 // of the stream.
 func (r *Reader) Err() error {
-	if r.nextErr == io.EOF {
+	if r.scan.err == io.EOF {
 		return nil
 	}
-	return r.nextErr
+	return r.scan.err
 }
 
 // Read decodes up to len(dst) updates into dst. See Source.Read. A record
@@ -398,9 +400,6 @@ func Open(path string) (*File, error) {
 
 // Header returns the file's header.
 func (f *File) Header() Header { return f.h }
-
-// Name returns the path the file was opened with.
-func (f *File) Name() string { return f.name }
 
 // Reader returns a Reader for records [lo, hi) of the file. Its errors
 // carry absolute record indices and byte offsets. hi is capped at

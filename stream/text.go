@@ -2,6 +2,7 @@ package stream
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -21,29 +22,37 @@ const maxTextLineBytes = 1 << 16
 //
 // TextReader is not safe for concurrent use.
 type TextReader struct {
+	in      lines
+	text    []byte // the last line read
+	name    string
+	typed   bool
+	auto    bool // decide typed from the first update line
+	header  bool // the header line has been read
+	h       Header
+	line    int64 // number of the last line read, 1-based
+	next    uint64
+	err     error // sticky: io.EOF or a *FormatError
+	pending error // read error to return after the updates before it
+}
+
+// lines splits an input into lines through a buffer of its own.
+type lines struct {
 	r        io.Reader
 	buf      []byte
 	pos, end int  // unread bytes are buf[pos:end]
 	eof      bool // r has returned io.EOF
 	noLF     bool // buf[pos:end] holds no LF (only lone CRs end lines there)
 	cr       bool // the last line ended with CR: skip one LF that follows
-	text     []byte
-	name     string
-	typed    bool
-	auto     bool // decide typed from the first update line
-	header   bool // the header line has been read
-	h        Header
-	line     int64 // number of the last line read, 1-based
-	next     uint64
-	err      error // sticky: io.EOF or a *FormatError
-	pending  error // read error to return after the updates before it
 }
+
+// errLongLine is returned by lines.next for a line longer than its buffer.
+var errLongLine = errors.New("stream: line longer than the buffer")
 
 // NewTextReader reads the first line "vertices count" of r. typed selects
 // "type src dst" lines, else "src dst". name, if not empty, is used in
 // errors.
 func NewTextReader(r io.Reader, name string, typed bool) (*TextReader, error) {
-	t := &TextReader{r: r, buf: make([]byte, maxTextLineBytes), name: name, typed: typed}
+	t := &TextReader{in: lines{r: r, buf: make([]byte, maxTextLineBytes)}, name: name, typed: typed}
 	f, ok, err := t.fields()
 	if err != nil {
 		return nil, err
@@ -100,51 +109,67 @@ func (t *TextReader) fields() ([][]byte, bool, error) {
 // next call, or io.EOF at the end of the input. A line ends at LF, CRLF or
 // a lone CR.
 func (t *TextReader) readLine() ([]byte, error) {
+	line, err := t.in.next()
+	switch {
+	case err == nil || err == io.EOF:
+		return line, err
+	case err == errLongLine:
+		return nil, &FormatError{Name: t.name, Index: t.index(), Line: t.line + 1, Err: ErrSyntax,
+			Detail: fmt.Sprintf("line longer than %d bytes", len(t.in.buf))}
+	default:
+		return nil, fmt.Errorf("stream: %scannot read line %d: %w", namePrefix(t.name), t.line+1, err)
+	}
+}
+
+// next returns the next line without its line end, valid until the next
+// call. At the end of the input it returns io.EOF; for a line longer than
+// l.buf, errLongLine; for a read error of l.r, that error, and
+// io.ErrNoProgress after 100 reads in a row returned nothing.
+func (l *lines) next() ([]byte, error) {
 	for empty := 0; ; {
-		if t.cr && t.pos < t.end {
-			if t.buf[t.pos] == '\n' {
-				t.pos++
+		if l.cr && l.pos < l.end {
+			if l.buf[l.pos] == '\n' {
+				l.pos++
 			}
-			t.cr = false
+			l.cr = false
 		}
-		if !t.cr {
-			if i := IndexLineEnd(t.buf[t.pos:t.end], &t.noLF); i >= 0 {
-				line := t.buf[t.pos : t.pos+i]
-				t.cr = t.buf[t.pos+i] == '\r'
-				t.pos += i + 1
+		if !l.cr {
+			if i := IndexLineEnd(l.buf[l.pos:l.end], &l.noLF); i >= 0 {
+				line := l.buf[l.pos : l.pos+i]
+				l.cr = l.buf[l.pos+i] == '\r'
+				l.pos += i + 1
 				return line, nil
 			}
 		}
-		if t.eof {
-			t.cr = false
-			if t.pos == t.end {
+		if l.eof {
+			l.cr = false
+			if l.pos == l.end {
 				return nil, io.EOF
 			}
-			line := t.buf[t.pos:t.end] // a last line with no line end
-			t.pos = t.end
+			line := l.buf[l.pos:l.end] // a last line with no line end
+			l.pos = l.end
 			return line, nil
 		}
-		if t.pos > 0 {
-			t.end = copy(t.buf, t.buf[t.pos:t.end])
-			t.pos = 0
+		if l.pos > 0 {
+			l.end = copy(l.buf, l.buf[l.pos:l.end])
+			l.pos = 0
 		}
-		if t.end == len(t.buf) {
-			return nil, &FormatError{Name: t.name, Index: t.index(), Line: t.line + 1, Err: ErrSyntax,
-				Detail: fmt.Sprintf("line longer than %d bytes", len(t.buf))}
+		if l.end == len(l.buf) {
+			return nil, errLongLine
 		}
-		n, err := t.r.Read(t.buf[t.end:])
-		t.end += n
+		n, err := l.r.Read(l.buf[l.end:])
+		l.end += n
 		if n > 0 {
-			t.noLF = false
+			l.noLF = false
 		}
 		switch {
 		case err == io.EOF:
-			t.eof = true
+			l.eof = true
 		case err != nil:
-			return nil, fmt.Errorf("stream: %scannot read line %d: %w", namePrefix(t.name), t.line+1, err)
+			return nil, err
 		case n == 0:
 			if empty++; empty == 100 {
-				return nil, fmt.Errorf("stream: %scannot read line %d: %w", namePrefix(t.name), t.line+1, io.ErrNoProgress)
+				return nil, io.ErrNoProgress
 			}
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"strconv"
 )
 
 // Writer writes a binary stream. It writes the header first and checks at
@@ -71,31 +70,6 @@ func (w *Writer) Close() error {
 	}
 	if w.n != w.h.Updates {
 		return fmt.Errorf("stream: %w: wrote %d updates, header promises %d", ErrTruncated, w.n, w.h.Updates)
-	}
-	return nil
-}
-
-// WriteCumulative writes edges in the untyped text format: a line
-// "vertices len(edges)" and then one "src dst" line per edge.
-func WriteCumulative(w io.Writer, vertices uint32, edges []Edge) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	var line []byte
-	line = strconv.AppendUint(line, uint64(vertices), 10)
-	line = append(line, ' ')
-	line = strconv.AppendUint(line, uint64(len(edges)), 10)
-	line = append(line, '\n')
-	bw.Write(line)
-	for _, e := range edges {
-		line = strconv.AppendUint(line[:0], uint64(e.Src), 10)
-		line = append(line, ' ')
-		line = strconv.AppendUint(line, uint64(e.Dst), 10)
-		line = append(line, '\n')
-		if _, err := bw.Write(line); err != nil {
-			return fmt.Errorf("stream: cannot write edge list: %w", err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("stream: cannot write edge list: %w", err)
 	}
 	return nil
 }

@@ -64,24 +64,3 @@ func TestWriter_WriteError(t *testing.T) {
 		t.Errorf("Close = %v, want the write error", err)
 	}
 }
-
-func TestWriteCumulative(t *testing.T) {
-	edges := []Edge{{0, 1}, {3, 2}, {1, 3}}
-	var buf bytes.Buffer
-	requireNoError(t, WriteCumulative(&buf, 4, edges))
-	if got, want := buf.String(), "4 3\n0 1\n3 2\n1 3\n"; got != want {
-		t.Errorf("WriteCumulative wrote %q, want %q", got, want)
-	}
-	r, err := NewTextReader(&buf, "", false)
-	requireNoError(t, err)
-	got, err := readAll(r, 2)
-	requireNoError(t, err)
-	for i, u := range got {
-		if u.Type != Insert || u.Edge != edges[i] {
-			t.Errorf("line %d read back as %+v", i+2, u)
-		}
-	}
-	if err := WriteCumulative(errWriter{}, 4, edges); err == nil {
-		t.Error("WriteCumulative to a failing writer returned nil")
-	}
-}

@@ -136,14 +136,15 @@ type Server struct {
 
 // Serve listens on addr (HOST:PORT; port 0 picks one, see Addr) and serves
 // reg at /metrics until Close, within cfg's limits. A connection over
-// MaxConns waits for one to close.
+// MaxConns waits for one to close. An address it cannot listen on is an
+// error that quotes addr; the command adds its flag's name.
 func Serve(addr string, reg *prometheus.Registry, cfg Config) (*Server, error) {
 	if err := cfg.ensureDefaults(); err != nil {
-		return nil, fmt.Errorf("--metrics-listen: %w", err)
+		return nil, fmt.Errorf("metrics: %w", err)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("--metrics-listen: %w", err)
+		return nil, fmt.Errorf("metrics: cannot listen on %q: %w", addr, err)
 	}
 	log := cfg.Logger
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -167,11 +168,14 @@ func (s *Server) MaxConns() int { return s.maxConns }
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server, giving scrapes in progress a second to finish.
-// It is safe to call more than once.
+// closeGrace is how long Close lets the scrapes in progress finish.
+const closeGrace = time.Second
+
+// Close stops the server, giving scrapes in progress closeGrace to
+// finish. It is safe to call more than once.
 func (s *Server) Close() {
 	s.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()
 		s.srv.Shutdown(ctx)
 		<-s.done

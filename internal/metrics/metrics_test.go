@@ -46,7 +46,7 @@ func TestServe(t *testing.T) {
 	if _, err := http.Get("http://" + s.Addr() + "/metrics"); err == nil {
 		t.Error("the server still answers after Close")
 	}
-	if _, err := Serve(s.Addr()+"x", reg, Config{}); err == nil || !strings.Contains(err.Error(), "--metrics-listen") {
+	if _, err := Serve(s.Addr()+"x", reg, Config{}); err == nil || !strings.Contains(err.Error(), "metrics: cannot listen on \""+s.Addr()+"x\"") {
 		t.Errorf("Serve on a bad address: %v", err)
 	}
 }

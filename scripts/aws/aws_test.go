@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sketchcc/internal/cli"
+	"sketchcc/scripts/aws/internal/fakeaws"
 )
 
 // tool runs the command in-process with stdin and returns its exit
@@ -86,7 +87,7 @@ const run1 = "sketchcc-test-0001"
 func failCall(t *testing.T, state, op string) {
 	t.Helper()
 	s := readFake(t, state)
-	s.Fail = op
+	s.Fail = fakeaws.Failure{Op: op}
 	if err := s.Save(state); err != nil {
 		t.Fatal(err)
 	}
@@ -328,8 +329,8 @@ func TestRetries(t *testing.T) {
 	defer func(d, p time.Duration) { retryDelay, pollEvery = d, p }(retryDelay, pollEvery)
 	retryDelay, pollEvery = 0, 0
 	s := readFake(t, state)
-	s.Fail, s.FailCode, s.FailTimes = "ec2 run-instances", "InvalidParameterValue", 2
-	s.FailMessage = "Value (" + run1 + ") for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"
+	s.Fail = fakeaws.Failure{Op: "ec2 run-instances", Code: "InvalidParameterValue", Times: 2,
+		Message: "Value (" + run1 + ") for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"}
 	s.Save(state)
 	if code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes")...); code != 0 {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
@@ -340,18 +341,18 @@ func TestRetries(t *testing.T) {
 	}
 
 	// The result appears after the third listing.
-	s.Fail, s.FailCode, s.FailMessage, s.FailTimes = "s3api list-objects-v2", "SlowDown", "", 2
-	s.Objects["s3://bkt/runs/"+run1+"/out/result.json"] = true
-	s.Objects["s3://bkt/runs/"+run1+"/out/main-node.log"] = true
+	s.Fail = fakeaws.Failure{Op: "s3api list-objects-v2", Code: "SlowDown", Times: 2}
+	s.Objects["s3://bkt/runs/"+run1+"/out/result.json"] = 0
+	s.Objects["s3://bkt/runs/"+run1+"/out/main-node.log"] = 0
 	s.Save(state)
 	code, _, stderr := tool(t, "", "fetch", "--region", "us-east-1", "--run", run1, "--bucket", "bkt", "--dir", t.TempDir(), "--wait", "1h")
 	if code != 1 || !strings.Contains(stderr, "(SlowDown)") {
 		t.Errorf("fetch with a failing listing: exit %d, %q; want the AWS error", code, stderr)
 	}
 	s = readFake(t, state)
-	s.Fail = ""
+	s.Fail = fakeaws.Failure{}
 	for _, o := range []string{"result.json", "main-node.log"} {
-		s.Hidden["s3://bkt/runs/"+run1+"/out/"+o] = 3
+		s.Objects["s3://bkt/runs/"+run1+"/out/"+o] = 3 // missed by three listings
 	}
 	s.Save(state)
 	n := len(s.Calls)
@@ -396,8 +397,8 @@ func TestStatusAndFetch(t *testing.T) {
 		t.Errorf("fetch before the result: exit %d, %q", code, stderr)
 	}
 	s := readFake(t, state)
-	s.Objects["s3://bkt/runs/"+run1+"/out/result.json"] = true
-	s.Objects["s3://bkt/runs/"+run1+"/out/main-node.log"] = true
+	s.Objects["s3://bkt/runs/"+run1+"/out/result.json"] = 0
+	s.Objects["s3://bkt/runs/"+run1+"/out/main-node.log"] = 0
 	s.Save(state)
 	code, stdout, stderr = tool(t, "", "fetch", "--region", "us-east-1", "--run", run1, "--bucket", "bkt", "--dir", dir)
 	want := filepath.Join(dir, "aws-"+run1+"-"+time.Now().UTC().Format("2006-01-02")+".json")

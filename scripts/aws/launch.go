@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -133,16 +132,16 @@ type streamSource struct {
 }
 
 func parseStream(s string) (streamSource, error) {
-	switch {
-	case strings.HasPrefix(s, "kron:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(s, "kron:"))
+	if scale, ok := strings.CutPrefix(s, "kron:"); ok {
+		n, err := strconv.Atoi(scale)
 		if err != nil || n < 2 || n > 20 {
 			return streamSource{}, fmt.Errorf("--stream=%s: want kron:SCALE with SCALE in [2, 20]", s)
 		}
 		// kron17 is 38 GiB; the update count grows about 4× per scale.
 		return streamSource{kronScale: n, sizeBytes: int64(38 << 30 * math.Pow(4, float64(n-17)))}, nil
-	case strings.HasPrefix(s, "s3://"):
-		b, k, ok := strings.Cut(strings.TrimPrefix(s, "s3://"), "/")
+	}
+	if object, ok := strings.CutPrefix(s, "s3://"); ok {
+		b, k, ok := strings.Cut(object, "/")
 		if !ok || b == "" || k == "" {
 			return streamSource{}, fmt.Errorf("--stream=%s: want s3://BUCKET/KEY", s)
 		}
@@ -269,24 +268,61 @@ func sha256File(path string) (string, error) {
 
 // launchSteps makes launch's AWS calls in order.
 func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src streamSource, bins map[string]string) error {
-	a := e.aws
-	var ident struct{ Account string }
-	if err := a.runJSON(ctx, &ident, "sts", "get-caller-identity"); err != nil {
+	at, err := lookUp(ctx, e, c)
+	if err != nil {
 		return err
 	}
-	if e.dry {
-		ident.Account = "<account>"
+	uploaded, streamURI, err := upload(ctx, e, n, src, bins)
+	if err != nil {
+		return err
+	}
+	if err := putKey(ctx, e, n); err != nil {
+		return err
+	}
+	if err := createRole(ctx, e, n, at.account, src); err != nil {
+		return err
+	}
+	sg, err := createGroups(ctx, e, c, n, at.vpc)
+	if err != nil {
+		return err
+	}
+	common := instanceArgs{image: at.image, subnet: at.subnet, sg: sg, n: n, sshKey: c.sshKey}
+	mainID, mainIP, err := launchInstances(ctx, e, c, common, uploaded, streamURI, src)
+	if err != nil {
+		return err
+	}
+	if !e.dry {
+		fmt.Fprintf(e.stdout, "Launched run %s: main node %s (%s), %d workers.\n", n.run, mainID, mainIP, c.workers)
+	}
+	fmt.Fprintf(e.stdout, "Next:\n  go run ./scripts/aws status   --run %s --region %s\n"+
+		"  go run ./scripts/aws fetch    --run %s --bucket %s --region %s --wait 2h\n"+
+		"  go run ./scripts/aws teardown --run %s --bucket %s --region %s\n",
+		n.run, e.region, n.run, n.bucket, e.region, n.run, n.bucket, e.region)
+	return nil
+}
+
+// site is where a run launches: the account, the AMI, the subnet and its
+// VPC (placeholders in a dry run).
+type site struct{ account, image, subnet, vpc string }
+
+// lookUp reads the account, the latest AMI of amiParam and the subnet
+// (the default one of an AZ unless --subnet gives it).
+func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
+	a := e.aws
+	at := site{account: "<account>", image: "<ami from " + amiParam + ">", subnet: "<subnet>", vpc: "<vpc of the subnet>"}
+	var ident struct{ Account string }
+	if err := a.runJSON(ctx, &ident, "sts", "get-caller-identity"); err != nil {
+		return site{}, err
 	}
 	var ami struct{ Parameters []struct{ Value string } }
 	if err := a.runJSON(ctx, &ami, "ssm", "get-parameters", "--names", amiParam); err != nil {
-		return err
+		return site{}, err
 	}
-	imageID := "<ami from " + amiParam + ">"
 	if !e.dry {
 		if len(ami.Parameters) == 0 || ami.Parameters[0].Value == "" {
-			return fmt.Errorf("aws ssm get-parameters --names %s: no AMI in region %s", amiParam, e.region)
+			return site{}, fmt.Errorf("aws ssm get-parameters --names %s: no AMI in region %s", amiParam, e.region)
 		}
-		imageID = ami.Parameters[0].Value
+		at.account, at.image = ident.Account, ami.Parameters[0].Value
 	}
 	var subnets struct {
 		Subnets []struct{ SubnetId, VpcId, AvailabilityZone string }
@@ -296,17 +332,21 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 		args = []string{"ec2", "describe-subnets", "--subnet-ids", c.subnet}
 	}
 	if err := a.runJSON(ctx, &subnets, args...); err != nil {
-		return err
+		return site{}, err
 	}
-	subnet, vpc := "<subnet>", "<vpc of the subnet>"
 	if !e.dry {
 		if len(subnets.Subnets) == 0 {
-			return fmt.Errorf("aws ec2 describe-subnets: no default subnet in %s; give --subnet", e.region)
+			return site{}, fmt.Errorf("aws ec2 describe-subnets: no default subnet in %s; give --subnet", e.region)
 		}
-		subnet, vpc = subnets.Subnets[0].SubnetId, subnets.Subnets[0].VpcId
+		at.subnet, at.vpc = subnets.Subnets[0].SubnetId, subnets.Subnets[0].VpcId
 	}
+	return at, nil
+}
 
-	// Binaries and stream to S3, with the checksums the instances verify.
+// upload copies the binaries and, from a local file, the stream to S3,
+// with the checksums the instances verify. It returns the binaries and
+// the stream's S3 URI.
+func upload(ctx context.Context, e *env, n names, src streamSource, bins map[string]string) ([]binary, string, error) {
 	var uploaded []binary
 	for _, b := range []string{"main-node", "worker", "streamtool"} {
 		p, ok := bins[b]
@@ -317,39 +357,39 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 		if !e.dry {
 			var err error
 			if sum, err = sha256File(p); err != nil {
-				return err
+				return nil, "", err
 			}
 		}
 		uri := n.s3("bin/" + b)
-		if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", p, uri); err != nil {
-			return err
+		if _, err := e.aws.run(ctx, "s3", "cp", "--only-show-errors", p, uri); err != nil {
+			return nil, "", err
 		}
 		uploaded = append(uploaded, binary{Name: b, URI: uri, SHA256: sum})
 	}
 	streamURI := src.s3URI
 	if src.localPath != "" {
 		streamURI = n.s3("stream.bin")
-		if _, err := a.run(ctx, "s3", "cp", "--only-show-errors", src.localPath, streamURI); err != nil {
-			return err
+		if _, err := e.aws.run(ctx, "s3", "cp", "--only-show-errors", src.localPath, streamURI); err != nil {
+			return nil, "", err
 		}
 	}
+	return uploaded, streamURI, nil
+}
 
-	if err := putKey(ctx, e, n); err != nil {
-		return err
-	}
-	if err := createRole(ctx, e, n, ident.Account, src); err != nil {
-		return err
-	}
-
+// createGroups creates the run's placement group and its security group
+// in vpc, open between members only (and to --ssh-cidr on port 22), and
+// returns the security group's id.
+func createGroups(ctx context.Context, e *env, c launchConfig, n names, vpc string) (string, error) {
+	a := e.aws
 	if _, err := a.run(ctx, "ec2", "create-placement-group", "--group-name", n.run, "--strategy", "cluster",
 		"--tag-specifications", n.tags("placement-group")); err != nil {
-		return err
+		return "", err
 	}
 	var sg struct{ GroupId string }
 	if err := a.runJSON(ctx, &sg, "ec2", "create-security-group", "--group-name", n.run,
 		"--description", "sketchcc run "+n.run+": gossip and data plane between members only",
 		"--vpc-id", vpc, "--tag-specifications", n.tags("security-group")); err != nil {
-		return err
+		return "", err
 	}
 	if e.dry {
 		sg.GroupId = "<security group id>"
@@ -366,14 +406,24 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	}
 	if _, err := a.run(ctx, "ec2", "authorize-security-group-ingress", "--group-id", sg.GroupId,
 		"--ip-permissions", mustJSON(perms)); err != nil {
-		return err
+		return "", err
 	}
+	return sg.GroupId, nil
+}
 
-	common := instanceArgs{image: imageID, subnet: subnet, sg: sg.GroupId, n: n, sshKey: c.sshKey}
+// launchInstances starts the main node, then the workers that join it,
+// and waits until all run. It returns the main node's instance id and
+// private IP.
+func launchInstances(ctx context.Context, e *env, c launchConfig, common instanceArgs, uploaded []binary,
+	streamURI string, src streamSource) (mainID, mainIP string, err error) {
+	n := common.n
 	mainBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam(), StreamURI: streamURI,
 		Workers: strconv.Itoa(c.workers), OutPrefix: n.s3("out"), MainArgs: c.mainArgs}
+	workerBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam()}
 	for _, b := range uploaded {
-		if b.Name != "worker" {
+		if b.Name == "worker" {
+			workerBoot.Binaries = append(workerBoot.Binaries, b)
+		} else {
 			mainBoot.Binaries = append(mainBoot.Binaries, b)
 		}
 	}
@@ -382,105 +432,28 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	}
 	mainIDs, mainIPs, err := runInstances(ctx, e, common, "main", c.mainType, 1, false, c.mainVolumeGiB, mainBoot)
 	if err != nil {
-		return err
+		return "", "", err
 	}
-	mainIP := "<main node private ip>"
+	mainIP = "<main node private ip>"
 	if !e.dry {
-		mainIP = mainIPs[0]
+		mainID, mainIP = mainIDs[0], mainIPs[0]
 	}
-	workerBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam(),
-		MainAddr: fmt.Sprintf("%s:%d", mainIP, gossipPort)}
-	for _, b := range uploaded {
-		if b.Name == "worker" {
-			workerBoot.Binaries = append(workerBoot.Binaries, b)
-		}
-	}
+	workerBoot.MainAddr = fmt.Sprintf("%s:%d", mainIP, gossipPort)
 	ids := mainIDs
 	if c.workers > 0 {
 		workerIDs, _, err := runInstances(ctx, e, common, "worker", c.workerType, c.workers, c.spot, 0, workerBoot)
 		if err != nil {
-			return err
+			return "", "", err
 		}
 		ids = append(ids, workerIDs...)
 	}
 	if e.dry {
 		ids = []string{"<instance ids>"}
 	}
-	if _, err := a.run(ctx, append([]string{"ec2", "wait", "instance-running", "--instance-ids"}, ids...)...); err != nil {
-		return err
+	if _, err := e.aws.run(ctx, append([]string{"ec2", "wait", "instance-running", "--instance-ids"}, ids...)...); err != nil {
+		return "", "", err
 	}
-	if !e.dry {
-		fmt.Fprintf(e.stdout, "Launched run %s: main node %s (%s), %d workers.\n", n.run, mainIDs[0], mainIP, c.workers)
-	}
-	fmt.Fprintf(e.stdout, "Next:\n  go run ./scripts/aws status   --run %s --region %s\n"+
-		"  go run ./scripts/aws fetch    --run %s --bucket %s --region %s --wait 2h\n"+
-		"  go run ./scripts/aws teardown --run %s --bucket %s --region %s\n",
-		n.run, e.region, n.run, n.bucket, e.region, n.run, n.bucket, e.region)
-	return nil
-}
-
-// putKey generates the cluster key and stores it as an SSM SecureString.
-// The key is written to a 0600 file in a 0700 directory that the aws
-// command reads (--cli-input-json file://…), and removed right after: it
-// is never on a command line, in an environment variable or in user-data.
-func putKey(ctx context.Context, e *env, n names) error {
-	if e.dry {
-		_, err := e.aws.run(ctx, "ssm", "put-parameter", "--cli-input-json", "file://<0600 temp file: Name "+n.keyParam()+", Type SecureString, Value <32 random bytes, base64>, Tags "+tagKey+"="+n.run+">")
-		return err
-	}
-	var key [32]byte
-	if _, err := rand.Read(key[:]); err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "sketchcc-key")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	input := mustJSON(map[string]any{"Name": n.keyParam(), "Type": "SecureString",
-		"Description": "sketchcc cluster key of run " + n.run, "Value": base64.StdEncoding.EncodeToString(key[:]),
-		"Tags": []map[string]string{{"Key": tagKey, "Value": n.run}}})
-	path := filepath.Join(dir, "put-parameter.json")
-	if err := os.WriteFile(path, []byte(input), 0o600); err != nil {
-		return err
-	}
-	_, err = e.aws.run(ctx, "ssm", "put-parameter", "--cli-input-json", "file://"+path)
-	return err
-}
-
-// createRole creates the instances' role: read the key parameter and the
-// run's S3 objects, write its results, and be managed by SSM.
-func createRole(ctx context.Context, e *env, n names, account string, src streamSource) error {
-	a := e.aws
-	trust := mustJSON(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{{
-		"Effect": "Allow", "Principal": map[string]string{"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}}})
-	read := []string{"arn:aws:s3:::" + n.bucket + "/" + n.prefix() + "/*"}
-	if src.s3URI != "" {
-		read = append(read, "arn:aws:s3:::"+src.bucket+"/"+src.key)
-	}
-	policy := mustJSON(map[string]any{"Version": "2012-10-17", "Statement": []map[string]any{
-		{"Effect": "Allow", "Action": "ssm:GetParameter",
-			"Resource": "arn:aws:ssm:" + e.region + ":" + account + ":parameter" + n.keyParam()},
-		{"Effect": "Allow", "Action": "kms:Decrypt", "Resource": "*",
-			"Condition": map[string]any{"StringEquals": map[string]string{"kms:ViaService": "ssm." + e.region + ".amazonaws.com"}}},
-		{"Effect": "Allow", "Action": "s3:GetObject", "Resource": read},
-		{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::" + n.bucket + "/" + n.prefix() + "/out/*"},
-	}})
-	tags := []string{"--tags", "Key=" + tagKey + ",Value=" + n.run, "Key=sketchcc-bucket,Value=" + n.bucket}
-	steps := [][]string{
-		append([]string{"iam", "create-role", "--role-name", n.run, "--assume-role-policy-document", trust}, tags...),
-		{"iam", "put-role-policy", "--role-name", n.run, "--policy-name", "sketchcc", "--policy-document", policy},
-		{"iam", "attach-role-policy", "--role-name", n.run, "--policy-arn", ssmCorePolicy},
-		append([]string{"iam", "create-instance-profile", "--instance-profile-name", n.run}, tags...),
-		{"iam", "add-role-to-instance-profile", "--instance-profile-name", n.run, "--role-name", n.run},
-		{"iam", "wait", "instance-profile-exists", "--instance-profile-name", n.run},
-	}
-	for _, s := range steps {
-		if _, err := a.run(ctx, s...); err != nil {
-			return err
-		}
-	}
-	return nil
+	return mainID, mainIP, nil
 }
 
 type instanceArgs struct {

@@ -24,13 +24,45 @@ func setupTeardown(fs *pflag.FlagSet) func(context.Context, *env) error {
 // and placement groups, the key parameter, the S3 objects, the role and
 // instance profile. What is already gone is skipped, so it can run twice.
 func teardown(ctx context.Context, e *env, n names) error {
-	a := e.aws
 	if e.dry {
 		fmt.Fprintf(e.stdout, "Dry run: the calls teardown of %s would make, none is made.\n", n.run)
 	}
 	var deleted []string
 	note := func(what string) { deleted = append(deleted, what) }
+	if err := deleteInstances(ctx, e, n, note); err != nil {
+		return err
+	}
+	if err := deleteGroupsAndKey(ctx, e, n, note); err != nil {
+		return err
+	}
+	ours, err := roleIsOurs(ctx, e, &n)
+	if err != nil {
+		return err
+	}
+	if err := deleteObjects(ctx, e, n, note); err != nil {
+		return err
+	}
+	if err := deleteIAM(ctx, e, n, ours, note); err != nil {
+		return err
+	}
+	if e.dry {
+		return nil
+	}
+	if len(deleted) == 0 {
+		fmt.Fprintf(e.stdout, "Nothing left of run %s.\n", n.run)
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "Deleted from run %s:\n", n.run)
+	for _, d := range deleted {
+		fmt.Fprintln(e.stdout, "  "+d)
+	}
+	return nil
+}
 
+// deleteInstances terminates the run's instances that are not already,
+// and waits until they are.
+func deleteInstances(ctx context.Context, e *env, n names, note func(string)) error {
+	a := e.aws
 	var di struct {
 		Reservations []struct{ Instances []struct{ InstanceId string } }
 	}
@@ -58,7 +90,13 @@ func teardown(ctx context.Context, e *env, n names) error {
 			note("instance " + id)
 		}
 	}
+	return nil
+}
 
+// deleteGroupsAndKey deletes the run's security and placement groups and
+// its key parameter.
+func deleteGroupsAndKey(ctx context.Context, e *env, n names, note func(string)) error {
+	a := e.aws
 	var sgs struct{ SecurityGroups []struct{ GroupId string } }
 	if err := a.runJSON(ctx, &sgs, "ec2", "describe-security-groups", "--filters", n.tagFilter()); err != nil {
 		return err
@@ -101,7 +139,15 @@ func teardown(ctx context.Context, e *env, n names) error {
 		}
 		note("parameter " + p.Name)
 	}
+	return nil
+}
 
+// roleIsOurs reports whether the IAM role named after the run carries its
+// run tag (true in a dry run), and reads the bucket from the role's tag
+// into n.bucket unless n gives one. A role that does not exist is not
+// ours; one that exists without the tag is an error.
+func roleIsOurs(ctx context.Context, e *env, n *names) (bool, error) {
+	a := e.aws
 	// The role carries the bucket in a tag, and proves by its run tag that
 	// the role and instance profile of that name are this run's.
 	var rt struct{ Tags []struct{ Key, Value string } }
@@ -110,7 +156,7 @@ func teardown(ctx context.Context, e *env, n names) error {
 	switch {
 	case awsCode(err) == "NoSuchEntity":
 	case err != nil:
-		return err
+		return false, err
 	}
 	for _, t := range rt.Tags {
 		switch t.Key {
@@ -123,9 +169,14 @@ func teardown(ctx context.Context, e *env, n names) error {
 		}
 	}
 	if err == nil && !ours && !e.dry {
-		return fmt.Errorf("IAM role %s has no tag %s=%s: not deleting a role this tool did not create", n.run, tagKey, n.run)
+		return false, fmt.Errorf("IAM role %s has no tag %s=%s: not deleting a role this tool did not create", n.run, tagKey, n.run)
 	}
+	return ours, nil
+}
 
+// deleteObjects deletes the run's S3 objects, when the bucket is known.
+func deleteObjects(ctx context.Context, e *env, n names, note func(string)) error {
+	a := e.aws
 	switch {
 	case n.bucket != "":
 		if _, err := a.run(ctx, "s3", "rm", "--only-show-errors", "--recursive", "s3://"+n.bucket+"/"+n.prefix()+"/"); err != nil {
@@ -137,12 +188,18 @@ func teardown(ctx context.Context, e *env, n names) error {
 	default:
 		e.log.Warn("S3 objects not deleted: the role is gone and --bucket was not given", "prefix", n.prefix())
 	}
+	return nil
+}
 
+// deleteIAM deletes the instance profile if it carries the run tag, and
+// the role if ours.
+func deleteIAM(ctx context.Context, e *env, n names, ours bool, note func(string)) error {
+	a := e.aws
 	// The instance profile carries the run tag too: a teardown that
 	// stopped between deleting the profile and the role finds the role
 	// again, and one that stopped earlier finds both.
 	var pt struct{ Tags []struct{ Key, Value string } }
-	err = a.runJSON(ctx, &pt, "iam", "list-instance-profile-tags", "--instance-profile-name", n.run)
+	err := a.runJSON(ctx, &pt, "iam", "list-instance-profile-tags", "--instance-profile-name", n.run)
 	profileOurs := e.dry
 	switch {
 	case awsCode(err) == "NoSuchEntity":
@@ -177,17 +234,6 @@ func teardown(ctx context.Context, e *env, n names) error {
 	}
 	if ours {
 		note("role " + n.run)
-	}
-	if e.dry {
-		return nil
-	}
-	if len(deleted) == 0 {
-		fmt.Fprintf(e.stdout, "Nothing left of run %s.\n", n.run)
-		return nil
-	}
-	fmt.Fprintf(e.stdout, "Deleted from run %s:\n", n.run)
-	for _, d := range deleted {
-		fmt.Fprintln(e.stdout, "  "+d)
 	}
 	return nil
 }

@@ -42,6 +42,20 @@ type Role struct {
 	Attached []string
 }
 
+// Profile is an IAM instance profile of the model.
+type Profile struct {
+	Roles []string
+	Tags  map[string]string
+}
+
+// Failure makes the calls Op ("service op") fail with the AWS error code
+// Code (default "UnauthorizedOperation") and message Message (default
+// "fake"); Times > 0 makes them fail only that many more times.
+type Failure struct {
+	Op, Code, Message string
+	Times             int
+}
+
 // State is the whole fake: the calls so far and the resources that exist.
 type State struct {
 	Calls     []Call
@@ -50,28 +64,20 @@ type State struct {
 	PGs       map[string]string // name → run tag
 	Params    map[string]map[string]string
 	Roles     map[string]*Role
-	Profiles  map[string][]string
-	// ProfileTags holds each instance profile's tags.
-	ProfileTags map[string]map[string]string
-	Objects     map[string]bool
-	// Hidden hides an object from that many more listings (a result
-	// that is not there yet).
-	Hidden  map[string]int
+	Profiles  map[string]*Profile
+	// Objects holds each S3 object, with the number of listings that
+	// will still miss it (a result that is not there yet).
+	Objects map[string]int
 	Created []string // "kind name", in order
 	Deleted []string
-	// Fail makes the call "service op" fail, with the AWS error code
-	// FailCode (default UnauthorizedOperation) and message FailMessage;
-	// FailTimes > 0 makes it fail only that many more times.
-	Fail, FailCode, FailMessage string
-	FailTimes                   int
-	N                           int
+	Fail    Failure
+	N       int // the last id handed out
 }
 
 // Load reads the state file at path; an empty file is a fresh state.
 func Load(path string) (*State, error) {
 	s := &State{SGs: map[string]string{}, PGs: map[string]string{}, Params: map[string]map[string]string{},
-		Roles: map[string]*Role{}, Profiles: map[string][]string{}, ProfileTags: map[string]map[string]string{},
-		Objects: map[string]bool{}, Hidden: map[string]int{}}
+		Roles: map[string]*Role{}, Profiles: map[string]*Profile{}, Objects: map[string]int{}}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -147,12 +153,11 @@ func filterValues(args []string, flagName string) map[string][]string {
 	for _, f := range flagList(args, flagName) {
 		var name string
 		for kv := range strings.SplitSeq(f, ",") {
-			switch {
-			case strings.HasPrefix(kv, "Name=") || strings.HasPrefix(kv, "Key="):
+			if v, ok := strings.CutPrefix(kv, "Values="); ok {
+				m[name] = append(m[name], v)
+			} else if strings.HasPrefix(kv, "Name=") || strings.HasPrefix(kv, "Key=") {
 				_, name, _ = strings.Cut(kv, "=")
-			case strings.HasPrefix(kv, "Values="):
-				m[name] = append(m[name], strings.TrimPrefix(kv, "Values="))
-			default:
+			} else {
 				m[name] = append(m[name], kv)
 			}
 		}
@@ -210,35 +215,58 @@ func Run(statePath string, args []string, stdout, stderr io.Writer) int {
 
 type obj = map[string]any
 
+// unknown is the answer to a call the fake does not know.
+func unknown() (any, int, string) { return nil, 252, "FakeUnknownCall" }
+
 // answer applies one call to the model: its JSON answer, or an exit
 // status and an AWS error code.
 func (s *State) answer(c Call) (any, int, string) {
-	a := c.Args
-	if c.Op() == s.Fail {
-		if s.FailTimes > 0 {
-			if s.FailTimes--; s.FailTimes == 0 {
-				s.Fail = ""
+	if c.Op() == s.Fail.Op {
+		if s.Fail.Times > 0 {
+			if s.Fail.Times--; s.Fail.Times == 0 {
+				s.Fail.Op = ""
 			}
 		}
-		code := cmp.Or(s.FailCode, "UnauthorizedOperation")
-		return nil, 254, code + ") when calling the " + c.Args[1] + " operation: " + cmp.Or(s.FailMessage, "fake")
+		code := cmp.Or(s.Fail.Code, "UnauthorizedOperation")
+		return nil, 254, code + ") when calling the " + c.Args[1] + " operation: " + cmp.Or(s.Fail.Message, "fake")
 	}
-	id := func(prefix string) string { s.N++; return fmt.Sprintf("%s-%04d", prefix, s.N) }
+	switch c.Args[0] {
+	case "sts":
+		if c.Args[1] == "get-caller-identity" {
+			return obj{"Account": "123456789012"}, 0, ""
+		}
+	case "s3", "s3api":
+		return s.answerS3(c)
+	case "ssm":
+		return s.answerSSM(c)
+	case "iam":
+		if strings.Contains(c.Args[1], "instance-profile") {
+			return s.answerProfile(c)
+		}
+		return s.answerRole(c)
+	case "ec2":
+		return s.answerEC2(c)
+	}
+	return unknown()
+}
+
+// newID returns a new resource id: prefix-0001, prefix-0002, …
+func (s *State) newID(prefix string) string {
+	s.N++
+	return fmt.Sprintf("%s-%04d", prefix, s.N)
+}
+
+func (s *State) answerS3(c Call) (any, int, string) {
+	a := c.Args
 	switch c.Op() {
-	case "sts get-caller-identity":
-		return obj{"Account": "123456789012"}, 0, ""
-	case "ssm get-parameters":
-		return obj{"Parameters": []obj{{"Name": Flag(a, "--names"), "Value": "ami-0fake"}}}, 0, ""
-	case "ec2 describe-subnets":
-		return obj{"Subnets": []obj{{"SubnetId": "subnet-0fake", "VpcId": "vpc-0fake", "AvailabilityZone": "us-east-1a"}}}, 0, ""
 	case "s3 cp":
 		src, dst := a[len(a)-2], a[len(a)-1]
 		if strings.HasPrefix(dst, "s3://") {
-			s.Objects[dst] = true
+			s.Objects[dst] = 0
 			s.Created = append(s.Created, "object "+dst)
 			return nil, 0, ""
 		}
-		if !s.Objects[src] {
+		if _, ok := s.Objects[src]; !ok {
 			return nil, 1, "404"
 		}
 		os.WriteFile(dst, []byte(`{"components": 101}`+"\n"), 0o644)
@@ -255,19 +283,28 @@ func (s *State) answer(c Call) (any, int, string) {
 	case "s3api head-object":
 		return obj{"ContentLength": 158 << 20}, 0, ""
 	case "s3api list-objects-v2":
-		prefix := "s3://" + Flag(a, "--bucket") + "/" + Flag(a, "--prefix")
+		bucket := "s3://" + Flag(a, "--bucket") + "/"
 		var cs []obj
-		for o := range s.Objects {
-			if s.Hidden[o] > 0 {
-				s.Hidden[o]--
+		for o, missed := range s.Objects {
+			if missed > 0 {
+				s.Objects[o]--
 				continue
 			}
-			if strings.HasPrefix(o, prefix) {
-				cs = append(cs, obj{"Key": strings.TrimPrefix(o, "s3://"+Flag(a, "--bucket")+"/")})
+			if key, ok := strings.CutPrefix(o, bucket); ok && strings.HasPrefix(key, Flag(a, "--prefix")) {
+				cs = append(cs, obj{"Key": key})
 			}
 		}
 		return obj{"Contents": cs}, 0, ""
-	case "ssm put-parameter":
+	}
+	return unknown()
+}
+
+func (s *State) answerSSM(c Call) (any, int, string) {
+	a := c.Args
+	switch c.Args[1] {
+	case "get-parameters":
+		return obj{"Parameters": []obj{{"Name": Flag(a, "--names"), "Value": "ami-0fake"}}}, 0, ""
+	case "put-parameter":
 		var in struct {
 			Name, Value, Type string
 			Tags              []struct{ Key, Value string }
@@ -281,7 +318,7 @@ func (s *State) answer(c Call) (any, int, string) {
 		s.Params[in.Name] = map[string]string{"Value": in.Value, in.Tags[0].Key: in.Tags[0].Value}
 		s.Created = append(s.Created, "parameter "+in.Name)
 		return obj{"Version": 1, "Tier": "Standard"}, 0, ""
-	case "ssm describe-parameters":
+	case "describe-parameters":
 		f := filterValues(a, "--parameter-filters")
 		var ps []obj
 		for name, p := range s.Params {
@@ -292,131 +329,122 @@ func (s *State) answer(c Call) (any, int, string) {
 			}
 		}
 		return obj{"Parameters": ps}, 0, ""
-	case "ssm delete-parameter":
+	case "delete-parameter":
 		if _, ok := s.Params[Flag(a, "--name")]; !ok {
 			return nil, 254, "ParameterNotFound"
 		}
 		delete(s.Params, Flag(a, "--name"))
 		s.Deleted = append(s.Deleted, "parameter "+Flag(a, "--name"))
 		return obj{}, 0, ""
-	case "iam create-role":
-		r := &Role{Tags: iamTags(a)}
-		s.Roles[Flag(a, "--role-name")] = r
-		s.Created = append(s.Created, "role "+Flag(a, "--role-name"))
-		return obj{"Role": obj{"RoleName": Flag(a, "--role-name")}}, 0, ""
-	case "iam put-role-policy", "iam attach-role-policy", "iam list-role-tags", "iam delete-role-policy", "iam detach-role-policy", "iam delete-role":
-		r := s.Roles[Flag(a, "--role-name")]
-		if r == nil {
-			return nil, 254, "NoSuchEntity"
-		}
-		switch c.Args[1] {
-		case "put-role-policy":
-			r.Policies = append(r.Policies, Flag(a, "--policy-name"))
-		case "attach-role-policy":
-			r.Attached = append(r.Attached, Flag(a, "--policy-arn"))
-		case "list-role-tags":
-			var ts []obj
-			for k, v := range r.Tags {
-				ts = append(ts, obj{"Key": k, "Value": v})
-			}
-			return obj{"Tags": ts}, 0, ""
-		case "delete-role-policy":
-			r.Policies = slices.DeleteFunc(r.Policies, func(p string) bool { return p == Flag(a, "--policy-name") })
-		case "detach-role-policy":
-			r.Attached = slices.DeleteFunc(r.Attached, func(p string) bool { return p == Flag(a, "--policy-arn") })
-		case "delete-role":
-			for _, roles := range s.Profiles {
-				if slices.Contains(roles, Flag(a, "--role-name")) {
-					return nil, 254, "DeleteConflict"
-				}
-			}
-			if len(r.Policies)+len(r.Attached) > 0 {
+	case "wait":
+		return nil, 0, ""
+	case "send-command":
+		return obj{"Command": obj{"CommandId": "cmd-0fake"}}, 0, ""
+	case "get-command-invocation":
+		return obj{"StandardOutputContent": "sketchcc_stream_updates 4e+06\nsketchcc_updates_read_total 1e+06\n" +
+			"sketchcc_worker_connected{worker=\"w1\"} 1\nsketchcc_worker_connected{worker=\"w2\"} 0\nsketchcc_workers_connected 1\nmain-node service: activating\n"}, 0, ""
+	}
+	return unknown()
+}
+
+// answerRole answers the iam calls on roles, and iam wait.
+func (s *State) answerRole(c Call) (any, int, string) {
+	a := c.Args
+	name := Flag(a, "--role-name")
+	switch c.Args[1] {
+	case "wait":
+		return nil, 0, ""
+	case "create-role":
+		s.Roles[name] = &Role{Tags: iamTags(a)}
+		s.Created = append(s.Created, "role "+name)
+		return obj{"Role": obj{"RoleName": name}}, 0, ""
+	case "put-role-policy", "attach-role-policy", "list-role-tags", "delete-role-policy", "detach-role-policy", "delete-role":
+	default:
+		return unknown()
+	}
+	r := s.Roles[name]
+	if r == nil {
+		return nil, 254, "NoSuchEntity"
+	}
+	switch c.Args[1] {
+	case "put-role-policy":
+		r.Policies = append(r.Policies, Flag(a, "--policy-name"))
+	case "attach-role-policy":
+		r.Attached = append(r.Attached, Flag(a, "--policy-arn"))
+	case "list-role-tags":
+		return obj{"Tags": tagList(r.Tags)}, 0, ""
+	case "delete-role-policy":
+		r.Policies = slices.DeleteFunc(r.Policies, func(p string) bool { return p == Flag(a, "--policy-name") })
+	case "detach-role-policy":
+		r.Attached = slices.DeleteFunc(r.Attached, func(p string) bool { return p == Flag(a, "--policy-arn") })
+	case "delete-role":
+		for _, p := range s.Profiles {
+			if slices.Contains(p.Roles, name) {
 				return nil, 254, "DeleteConflict"
 			}
-			delete(s.Roles, Flag(a, "--role-name"))
-			s.Deleted = append(s.Deleted, "role "+Flag(a, "--role-name"))
 		}
-		return nil, 0, ""
-	case "iam create-instance-profile":
-		s.Profiles[Flag(a, "--instance-profile-name")] = []string{}
-		s.ProfileTags[Flag(a, "--instance-profile-name")] = iamTags(a)
-		s.Created = append(s.Created, "instance-profile "+Flag(a, "--instance-profile-name"))
+		if len(r.Policies)+len(r.Attached) > 0 {
+			return nil, 254, "DeleteConflict"
+		}
+		delete(s.Roles, name)
+		s.Deleted = append(s.Deleted, "role "+name)
+	}
+	return nil, 0, ""
+}
+
+// answerProfile answers the iam calls on instance profiles.
+func (s *State) answerProfile(c Call) (any, int, string) {
+	a := c.Args
+	name := Flag(a, "--instance-profile-name")
+	if c.Args[1] == "create-instance-profile" {
+		s.Profiles[name] = &Profile{Roles: []string{}, Tags: iamTags(a)}
+		s.Created = append(s.Created, "instance-profile "+name)
 		return obj{}, 0, ""
-	case "iam add-role-to-instance-profile", "iam remove-role-from-instance-profile", "iam delete-instance-profile",
-		"iam list-instance-profile-tags":
-		name := Flag(a, "--instance-profile-name")
-		roles, ok := s.Profiles[name]
-		if !ok {
-			return nil, 254, "NoSuchEntity"
+	}
+	p, ok := s.Profiles[name]
+	if !ok {
+		return nil, 254, "NoSuchEntity"
+	}
+	switch c.Args[1] {
+	case "add-role-to-instance-profile":
+		p.Roles = append(p.Roles, Flag(a, "--role-name"))
+	case "remove-role-from-instance-profile":
+		p.Roles = slices.DeleteFunc(p.Roles, func(r string) bool { return r == Flag(a, "--role-name") })
+	case "list-instance-profile-tags":
+		return obj{"Tags": tagList(p.Tags)}, 0, ""
+	case "delete-instance-profile":
+		if len(p.Roles) > 0 {
+			return nil, 254, "DeleteConflict"
 		}
-		switch c.Args[1] {
-		case "add-role-to-instance-profile":
-			s.Profiles[name] = append(roles, Flag(a, "--role-name"))
-		case "remove-role-from-instance-profile":
-			s.Profiles[name] = slices.DeleteFunc(roles, func(r string) bool { return r == Flag(a, "--role-name") })
-		case "list-instance-profile-tags":
-			var ts []obj
-			for k, v := range s.ProfileTags[name] {
-				ts = append(ts, obj{"Key": k, "Value": v})
-			}
-			return obj{"Tags": ts}, 0, ""
-		case "delete-instance-profile":
-			if len(roles) > 0 {
-				return nil, 254, "DeleteConflict"
-			}
-			delete(s.Profiles, name)
-			delete(s.ProfileTags, name)
-			s.Deleted = append(s.Deleted, "instance-profile "+name)
-		}
+		delete(s.Profiles, name)
+		s.Deleted = append(s.Deleted, "instance-profile "+name)
+	default:
+		return unknown()
+	}
+	return nil, 0, ""
+}
+
+// tagList returns tags as the AWS CLI lists them: [{Key, Value}, …].
+func tagList(tags map[string]string) []obj {
+	var ts []obj
+	for k, v := range tags {
+		ts = append(ts, obj{"Key": k, "Value": v})
+	}
+	return ts
+}
+
+func (s *State) answerEC2(c Call) (any, int, string) {
+	a := c.Args
+	switch c.Args[1] {
+	case "wait":
 		return nil, 0, ""
-	case "iam wait", "ec2 wait", "ssm wait":
-		return nil, 0, ""
-	case "ec2 create-placement-group":
-		s.PGs[Flag(a, "--group-name")] = tagSpecTags(a)[tagKey]
-		s.Created = append(s.Created, "placement-group "+Flag(a, "--group-name"))
-		return obj{}, 0, ""
-	case "ec2 create-security-group":
-		g := id("sg")
-		s.SGs[g] = tagSpecTags(a)[tagKey]
-		s.Created = append(s.Created, "security-group "+g)
-		return obj{"GroupId": g}, 0, ""
-	case "ec2 authorize-security-group-ingress":
-		if _, ok := s.SGs[Flag(a, "--group-id")]; !ok {
-			return nil, 254, "InvalidGroup.NotFound"
-		}
-		return obj{"Return": true}, 0, ""
-	case "ec2 run-instances":
-		var n int
-		fmt.Sscan(Flag(a, "--count"), &n)
-		var ins []obj
-		for range n {
-			in := &Instance{ID: id("i"), Type: Flag(a, "--instance-type"), State: "running",
-				UserData: c.Files[Flag(a, "--user-data")], Tags: tagSpecTags(a)}
-			in.IP = fmt.Sprintf("10.0.0.%d", len(s.Instances)+10)
-			s.Instances = append(s.Instances, in)
-			s.Created = append(s.Created, "instance "+in.ID)
-			ins = append(ins, obj{"InstanceId": in.ID, "PrivateIpAddress": in.IP})
-		}
-		return obj{"Instances": ins}, 0, ""
-	case "ec2 describe-instances":
-		f := filterValues(a, "--filters")
-		var ins []obj
-		for _, in := range s.Instances {
-			if !slices.Contains(f["tag:"+tagKey], in.Tags[tagKey]) {
-				continue
-			}
-			if st, ok := f["instance-state-name"]; ok && !slices.Contains(st, in.State) {
-				continue
-			}
-			var tags []obj
-			for k, v := range in.Tags {
-				tags = append(tags, obj{"Key": k, "Value": v})
-			}
-			ins = append(ins, obj{"InstanceId": in.ID, "InstanceType": in.Type, "PrivateIpAddress": in.IP,
-				"State": obj{"Name": in.State}, "Tags": tags})
-		}
-		return obj{"Reservations": []obj{{"Instances": ins}}}, 0, ""
-	case "ec2 terminate-instances":
+	case "describe-subnets":
+		return obj{"Subnets": []obj{{"SubnetId": "subnet-0fake", "VpcId": "vpc-0fake", "AvailabilityZone": "us-east-1a"}}}, 0, ""
+	case "run-instances":
+		return s.runInstances(c), 0, ""
+	case "describe-instances":
+		return s.describeInstances(a), 0, ""
+	case "terminate-instances":
 		for _, want := range flagList(a, "--instance-ids") {
 			for _, in := range s.Instances {
 				if in.ID == want && in.State != "terminated" {
@@ -426,24 +454,25 @@ func (s *State) answer(c Call) (any, int, string) {
 			}
 		}
 		return obj{}, 0, ""
-	case "ec2 describe-security-groups", "ec2 describe-placement-groups":
-		run := filterValues(a, "--filters")["tag:"+tagKey]
-		var gs []obj
-		if c.Args[1] == "describe-security-groups" {
-			for g, r := range s.SGs {
-				if slices.Contains(run, r) {
-					gs = append(gs, obj{"GroupId": g})
-				}
-			}
-			return obj{"SecurityGroups": gs}, 0, ""
+	case "create-placement-group":
+		s.PGs[Flag(a, "--group-name")] = tagSpecTags(a)[tagKey]
+		s.Created = append(s.Created, "placement-group "+Flag(a, "--group-name"))
+		return obj{}, 0, ""
+	case "create-security-group":
+		g := s.newID("sg")
+		s.SGs[g] = tagSpecTags(a)[tagKey]
+		s.Created = append(s.Created, "security-group "+g)
+		return obj{"GroupId": g}, 0, ""
+	case "authorize-security-group-ingress":
+		if _, ok := s.SGs[Flag(a, "--group-id")]; !ok {
+			return nil, 254, "InvalidGroup.NotFound"
 		}
-		for g, r := range s.PGs {
-			if slices.Contains(run, r) {
-				gs = append(gs, obj{"GroupName": g})
-			}
-		}
-		return obj{"PlacementGroups": gs}, 0, ""
-	case "ec2 delete-security-group", "ec2 delete-placement-group":
+		return obj{"Return": true}, 0, ""
+	case "describe-security-groups":
+		return obj{"SecurityGroups": taggedGroups(s.SGs, "GroupId", a)}, 0, ""
+	case "describe-placement-groups":
+		return obj{"PlacementGroups": taggedGroups(s.PGs, "GroupName", a)}, 0, ""
+	case "delete-security-group", "delete-placement-group":
 		for _, in := range s.Instances {
 			if in.State != "terminated" {
 				return nil, 254, "DependencyViolation"
@@ -457,11 +486,50 @@ func (s *State) answer(c Call) (any, int, string) {
 			s.Deleted = append(s.Deleted, "placement-group "+Flag(a, "--group-name"))
 		}
 		return nil, 0, ""
-	case "ssm send-command":
-		return obj{"Command": obj{"CommandId": "cmd-0fake"}}, 0, ""
-	case "ssm get-command-invocation":
-		return obj{"StandardOutputContent": "sketchcc_stream_updates 4e+06\nsketchcc_updates_read_total 1e+06\n" +
-			"sketchcc_worker_connected{worker=\"w1\"} 1\nsketchcc_worker_connected{worker=\"w2\"} 0\nsketchcc_workers_connected 1\nmain-node service: activating\n"}, 0, ""
 	}
-	return nil, 252, "FakeUnknownCall"
+	return unknown()
+}
+
+// taggedGroups lists the groups of groups (id or name → run tag) whose run
+// tag the --filters of args select, as {key: id or name}.
+func taggedGroups(groups map[string]string, key string, args []string) []obj {
+	run := filterValues(args, "--filters")["tag:"+tagKey]
+	var gs []obj
+	for g, r := range groups {
+		if slices.Contains(run, r) {
+			gs = append(gs, obj{key: g})
+		}
+	}
+	return gs
+}
+
+func (s *State) runInstances(c Call) obj {
+	var n int
+	fmt.Sscan(Flag(c.Args, "--count"), &n)
+	var ins []obj
+	for range n {
+		in := &Instance{ID: s.newID("i"), Type: Flag(c.Args, "--instance-type"), State: "running",
+			UserData: c.Files[Flag(c.Args, "--user-data")], Tags: tagSpecTags(c.Args)}
+		in.IP = fmt.Sprintf("10.0.0.%d", len(s.Instances)+10)
+		s.Instances = append(s.Instances, in)
+		s.Created = append(s.Created, "instance "+in.ID)
+		ins = append(ins, obj{"InstanceId": in.ID, "PrivateIpAddress": in.IP})
+	}
+	return obj{"Instances": ins}
+}
+
+func (s *State) describeInstances(args []string) obj {
+	f := filterValues(args, "--filters")
+	var ins []obj
+	for _, in := range s.Instances {
+		if !slices.Contains(f["tag:"+tagKey], in.Tags[tagKey]) {
+			continue
+		}
+		if st, ok := f["instance-state-name"]; ok && !slices.Contains(st, in.State) {
+			continue
+		}
+		ins = append(ins, obj{"InstanceId": in.ID, "InstanceType": in.Type, "PrivateIpAddress": in.IP,
+			"State": obj{"Name": in.State}, "Tags": tagList(in.Tags)})
+	}
+	return obj{"Reservations": []obj{{"Instances": ins}}}
 }
