@@ -107,7 +107,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	p, err := NewPool(e.gut, e.st, Config{LocalCutoff: -1})
 	requireNoError(b, err)
 	defer p.Close()
-	p.Add("w", addr)
+	p.add("w", addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	requireNoError(b, p.WaitWorkers(ctx, 1))

@@ -59,7 +59,7 @@ var (
 	descPoolWire     = prometheus.NewDesc("sketchcc_wire_bytes_total", "Data-plane bytes exchanged with the worker, by direction from the main node.", []string{"worker", "direction"}, nil)
 	descConnected    = prometheus.NewDesc("sketchcc_worker_connected", "1 while the worker's data-plane connection is up.", perWorker, nil)
 	descWorkers      = prometheus.NewDesc("sketchcc_workers_connected", "Workers connected now.", nil, nil)
-	descLocal        = prometheus.NewDesc("sketchcc_batches_local_total", "Batches sketched on the main node by the distributors: cutoff (smaller than --local-cutoff) or fallback (no worker connected, or a failed worker's batches).", []string{"reason"}, nil)
+	descLocal        = prometheus.NewDesc("sketchcc_batches_local_total", "Batches sketched on the main node by the distributors: cutoff (smaller than the local cutoff) or fallback (no worker connected, or a failed worker's batches).", []string{"reason"}, nil)
 	descDuplicates   = prometheus.NewDesc("sketchcc_duplicate_deltas_total", "Deltas dropped because their batch was answered already.", nil, nil)
 	descPoolBad      = prometheus.NewDesc("sketchcc_bad_frames_total", "Frames from the worker that failed their integrity check (CRC-32C, or AES-GCM under a cluster key); each ended the connection and its batches were sent again.", perWorker, nil)
 	poolDescriptions = []*prometheus.Desc{descShipped, descShippedIDs, descMerged, descResent, descInFlight, descPoolWire,

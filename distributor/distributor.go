@@ -26,11 +26,11 @@ type distributor struct {
 	p    *Pool
 	id   connID
 	peer // whom it connects to
-	// frameBytes is the payload at which a batches frame is sent:
-	// FrameBytes, or less when the worker reads no more; workerMaxFrame
-	// is the largest payload the worker reads, which no frame exceeds
-	// even at the batches' largest encoding (set by the handshake).
-	frameBytes, workerMaxFrame int
+	// frame holds, from the handshake, the payload at which a batches
+	// frame is sent (send: FrameBytes, or less when the worker reads no
+	// more) and the largest payload the worker reads (limit), which no
+	// frame exceeds even at the batches' largest encoding.
+	frame struct{ send, limit int }
 	st                         *workerStats
 	log                        *slog.Logger
 
@@ -173,9 +173,9 @@ func (d *distributor) run() {
 	conn.SetDeadline(time.Time{})
 	fr.maxHeader = maxHeaderBytes
 	fr.maxPayload = min(d.p.cfg.MaxFrameBytes, maxFrameBatches*newDeltaCodec(d.p.st.Params()).maxBytes())
-	d.frameBytes = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
-	d.workerMaxFrame = res.maxFrameBytes
-	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "batch_frame_bytes", d.frameBytes)
+	d.frame.send = min(d.p.cfg.FrameBytes, res.maxFrameBytes)
+	d.frame.limit = res.maxFrameBytes
+	d.log.Info("worker connected", "threads", res.threads, "remote_name", res.name, "batch_frame_bytes", d.frame.send)
 	d.st.up.Store(true)
 	d.st.connected.Store(true)
 	d.p.step(func(r *roster) []action { return r.connected(d.id) })
@@ -412,7 +412,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		case b = <-again:
 		case b = <-fresh:
 		}
-		if encoded+len(b.enc) > d.workerMaxFrame || 4*(ids+b.ids) > d.workerMaxFrame {
+		if encoded+len(b.enc) > d.frame.limit || 4*(ids+b.ids) > d.frame.limit {
 			// b could take the frame past what the worker reads: its
 			// payload, or its ids decoded (checkBatches; a bitmap
 			// carries up to 8 ids a byte).
@@ -430,7 +430,7 @@ func (d *distributor) writeBatches(fw *frameWriter) error {
 		encoded += len(b.enc)
 		ids += b.ids
 		switch {
-		case credits == 0 || bytes >= d.frameBytes || len(frame) == maxFrameBatches:
+		case credits == 0 || bytes >= d.frame.send || len(frame) == maxFrameBatches:
 			// Out of credits, nothing more can join the frame until
 			// it has been answered: send it now.
 			if err := flush(); err != nil {

@@ -35,8 +35,8 @@ func poolOfTwo(t *testing.T, e *testPipe, cfg Config, threadsA, threadsB int) (*
 	a, wa := startWorker(t, WorkerConfig{Threads: threadsA})
 	b, wb := startWorker(t, WorkerConfig{Threads: threadsB})
 	p := newTestPool(t, e, cfg)
-	p.Add("a", a)
-	p.Add("b", b)
+	p.add("a", a)
+	p.add("b", b)
 	waitWorkers(t, p, 2)
 	return p, wa, wb
 }
@@ -54,7 +54,7 @@ func TestPoolOneWorker(t *testing.T) {
 	e := newTestPipe(t, 300, 40)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: 10})
-	p.Add("w1", addr)
+	p.add("w1", addr)
 	waitWorkers(t, p, 1)
 	us := randomUpdates(1, 300, 20000)
 	runStream(t, e, p, us, nil)
@@ -167,9 +167,9 @@ func TestPoolConnectionCutMidBatch(t *testing.T) {
 			e := newTestPipe(t, 400, 50)
 			defer e.close()
 			p := newTestPool(t, e, Config{Credits: 16, LocalCutoff: -1})
-			p.Add("cut", cutProxy(t, a, after))
+			p.add("cut", cutProxy(t, a, after))
 			waitWorkers(t, p, 1)
-			p.Add("b", b)
+			p.add("b", b)
 			waitWorkers(t, p, 2)
 			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), nil)
 			requireNoError(t, p.Close())
@@ -261,7 +261,7 @@ func TestPoolDropsDuplicateDeltas(t *testing.T) {
 	e := newTestPipe(t, 200, 30)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1})
-	p.Add("twice", addr)
+	p.add("twice", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(5, 200, 10000), nil)
 	// The flush ends with the first copy of the last deltas; the second
@@ -315,9 +315,9 @@ func TestPoolDropsMisbehavingWorker(t *testing.T) {
 			e := newTestPipe(t, 300, 30)
 			defer e.close()
 			p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 4})
-			p.Add("bad", addr)
+			p.add("bad", addr)
 			waitWorkers(t, p, 1)
-			p.Add("good", good)
+			p.add("good", good)
 			runStream(t, e, p, randomUpdates(6, 300, 20000), nil)
 			st := p.Stats()
 			bad := st.Workers[0]
@@ -345,7 +345,7 @@ func TestPoolSilentWorker(t *testing.T) {
 	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 200 * time.Millisecond})
-	p.Add("silent", addr)
+	p.add("silent", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(7, 100, 3000), nil)
 	requireNoError(t, p.Close())
@@ -366,7 +366,7 @@ func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
 	// Credits for every batch: the worker takes them all, and the
 	// gutters' flush does not wait for a spare buffer.
 	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 1000})
-	p.Add("slowpoke", addr)
+	p.add("slowpoke", addr)
 	waitWorkers(t, p, 1)
 	e.insert(randomUpdates(8, 100, 500))
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
@@ -376,7 +376,7 @@ func TestPoolFlushDeadlineNamesWorker(t *testing.T) {
 		t.Fatalf("Flush = %v, want an error naming slowpoke", err)
 	}
 	t.Log(err)
-	p.Remove("slowpoke", "test over")
+	p.remove("slowpoke", "test over")
 	requireNoError(t, e.flush(t.Context(), p))
 }
 
@@ -388,7 +388,7 @@ func TestPoolRefusesWrongKey(t *testing.T) {
 	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{Key: bytes.Repeat([]byte{1}, 16)})
-	p.Add("intruder", addr)
+	p.add("intruder", addr)
 	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if st := p.Stats(); len(st.Workers) == 0 || st.Workers[0].Refused == 0 {
 			return fmt.Errorf("not refused yet: %+v", st)
@@ -434,7 +434,7 @@ func TestWorkerDropsGarbage(t *testing.T) {
 	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1})
-	p.Add("w", addr)
+	p.add("w", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(10, 100, 3000), nil)
 	if st := p.Stats(); st.RemoteBatches == 0 {
@@ -467,7 +467,7 @@ func TestPoolNegotiatesFrameSize(t *testing.T) {
 	e := newTestPipe(t, 100, 1000)
 	defer e.close()
 	p := newTestPool(t, e, Config{FrameBytes: 1 << 20, Credits: 128, LocalCutoff: -1})
-	p.Add("w1", addr)
+	p.add("w1", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(7, 100, 200_000), nil)
 	requireNoError(t, p.Close())
@@ -488,7 +488,7 @@ func TestPoolFrameLimitUnmeetable(t *testing.T) {
 	e := newTestPipe(t, 100, 1000)
 	defer e.close()
 	p := newTestPool(t, e, Config{})
-	p.Add("small", addr)
+	p.add("small", addr)
 	want := "the worker reads frames of at most 1024 bytes (--max-frame-bytes), and a batch of 1000 updates needs 5001; " +
 		"raise --max-frame-bytes on the worker to at least 5001"
 	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
@@ -501,7 +501,7 @@ func TestPoolFrameLimitUnmeetable(t *testing.T) {
 		}
 		return nil
 	})
-	if p.Workers() != 0 {
+	if p.workers() != 0 {
 		t.Error("the worker was admitted")
 	}
 }
@@ -552,7 +552,7 @@ func TestPoolLateBatch(t *testing.T) {
 	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 300 * time.Millisecond})
-	p.Add("holder", addr)
+	p.add("holder", addr)
 	waitWorkers(t, p, 1)
 	t0 := time.Now()
 	runStream(t, e, p, randomUpdates(11, 100, 3000), nil)
@@ -575,7 +575,7 @@ func TestPoolSlowWorkerKept(t *testing.T) {
 	e := newTestPipe(t, 100, 20)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, AnswerTimeout: 500 * time.Millisecond})
-	p.Add("slow", addr)
+	p.add("slow", addr)
 	waitWorkers(t, p, 1)
 	runStream(t, e, p, randomUpdates(12, 100, 3000), nil)
 	w := p.Stats().Workers[0]
@@ -639,7 +639,7 @@ func TestPoolRedialsAfterCut(t *testing.T) {
 	e := newTestPipe(t, 200, 30)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1, Credits: 8})
-	p.Add("w", redialProxy(t, addr, 20_000))
+	p.add("w", redialProxy(t, addr, 20_000))
 	waitWorkers(t, p, 1)
 	var before uint64
 	runStream(t, e, p, randomUpdates(13, 200, 40_000), func(i int) {

@@ -37,8 +37,8 @@ import (
 // Close, dismisses every connection instead and turns the plane to
 // sketching everything here.
 //
-// Add, Remove, Workers, WaitWorkers, Late, Stats, Abandon and Close are
-// safe for concurrent use.
+// Follow, WaitWorkers, Late, Stats, Abandon and Close are safe for
+// concurrent use.
 type Pool struct {
 	cfg Config
 	plane
@@ -180,22 +180,23 @@ func endWithin(ds []*distributor, wait time.Duration, err error) {
 // their stop frames.
 const dismissWait = 100 * time.Millisecond
 
-// Add connects to the worker called name at data-plane address addr, in
+// add connects to the worker called name at data-plane address addr, in
 // the background, and keeps it connected (re-dialling after a dropped
-// connection) until Remove. A worker already added under that name is
-// left alone. Connection failures are logged.
-func (p *Pool) Add(name, addr string) {
+// connection) until remove: a Pool without membership, as tests use it. A
+// worker already added under that name is left alone. Connection failures
+// are logged.
+func (p *Pool) add(name, addr string) {
 	p.step(func(r *roster) []action { return r.join(name, addr, 0) })
 }
 
-// Remove drops the connection to the worker called name, if any: its
+// remove drops the connection to the worker called name, if any: its
 // unanswered batches go to other workers or are sketched on the main node.
-func (p *Pool) Remove(name string, reason string) {
+func (p *Pool) remove(name string, reason string) {
 	p.step(func(r *roster) []action { acts, _ := r.remove(name, 0, reason); return acts })
 }
 
-// Workers returns the number of workers past the handshake.
-func (p *Pool) Workers() int {
+// workers returns the number of workers past the handshake.
+func (p *Pool) workers() int {
 	n, _ := p.up.get()
 	return n
 }

@@ -136,8 +136,8 @@ func (r *roster) join(name, addr string, inc uint64) []action {
 	case oldID == 0:
 	case oldUp:
 		acts = append(acts, action{kind: actDismiss, name: name, conn: oldID,
-			reason: "another worker process took this worker's name (two workers started with one --name?)",
-			err: fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one --name?)",
+			reason: "another worker process took this worker's name (two workers started with one name?)",
+			err: fmt.Errorf("%w: incarnation %d replaced %d while %d was still connected (two workers started with one name?)",
 				errReplaced, inc, old.inc, old.inc)})
 	default:
 		acts = append(acts, action{kind: actDrop, name: name, conn: oldID,

@@ -459,7 +459,7 @@ func TestDuplicateName(t *testing.T) {
 	first := startWorker(t, addr, "--name", "same")
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
 	second := startWorker(t, addr, "--name", "same")
-	m.waitLog(`two workers started with one --name`, 10*time.Second)
+	m.waitLog(`two workers started with one name`, 10*time.Second)
 	if code := first.wait(5 * time.Second); code != 0 {
 		t.Errorf("the first worker exited %d", code)
 	}
