@@ -246,7 +246,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	log.Info("worker listening", "addr", addr, "listen", ln.Addr().String(), "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
+	log.Info("worker listening", "addr", addr, "listen", ln.Addr().String(), "gossip", m.Addr(), "name", m.Name(), "incarnation", m.Incarnation(), "threads", c.threads)
 	reason, err := w.Attend(ctx, ln, m, distributor.AttendConfig{Join: c.join, JoinTimeout: c.joinTimeout,
 		RejoinTimeout: c.rejoinTimeout, LeaveTimeout: c.leaveTimeout, Logger: log})
 	var gone *distributor.MainGoneError
