@@ -489,8 +489,8 @@ func TestPoolFrameLimitUnmeetable(t *testing.T) {
 	defer e.close()
 	p := newTestPool(t, e, Config{})
 	p.add("small", addr)
-	want := "the worker reads frames of at most 1024 bytes (--max-frame-bytes), and a batch of 1000 updates needs 5001; " +
-		"raise --max-frame-bytes on the worker to at least 5001"
+	want := "the worker reads frames of at most 1024 bytes (its MaxFrameBytes), and a batch of 1000 updates needs 5001; " +
+		"raise the worker's MaxFrameBytes to at least 5001"
 	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
 		st := p.Stats()
 		if len(st.Workers) != 1 || st.Workers[0].Refused != 1 || !strings.Contains(st.Workers[0].LastError, want) {

@@ -15,7 +15,7 @@ var (
 	// type, a length over its limit, a malformed header or payload.
 	ErrFrame = errors.New("distributor: malformed frame")
 	// ErrAuth is wrapped when a peer fails the cluster-key challenge.
-	ErrAuth = errors.New("distributor: authentication failed; check that --cluster-key-file is the same on the main node and every worker")
+	ErrAuth = errors.New("distributor: authentication failed; check that the main node and every worker have the same cluster key")
 	// ErrParams is wrapped when a worker cannot use the main node's sketch
 	// parameters.
 	ErrParams = errors.New("distributor: incompatible sketch parameters")

@@ -49,8 +49,8 @@ type handshakeResult struct {
 // frameLimitError says that a peer's frame limit is below the largest
 // frame that must be sent to it, and what to change.
 func frameLimitError(peer string, limit, need int, what string) error {
-	return fmt.Errorf("%w: the %s reads frames of at most %d bytes (--max-frame-bytes), and %s needs %d; "+
-		"raise --max-frame-bytes on the %s to at least %d", ErrParams, peer, limit, what, need, peer, need)
+	return fmt.Errorf("%w: the %s reads frames of at most %d bytes (its MaxFrameBytes), and %s needs %d; "+
+		"raise the %s's MaxFrameBytes to at least %d", ErrParams, peer, limit, what, need, peer, need)
 }
 
 // mainHandshake runs the main node's side of the handshake (doc.go) on a

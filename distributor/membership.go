@@ -34,7 +34,7 @@ type NodeMeta struct {
 	Addr string
 	// Threads is a worker's delta goroutines.
 	Threads int
-	// Name is the member's name as its operator gave it (--name), the
+	// Name is the member's name as its operator gave it (the worker's name), the
 	// same across restarts. NewMembership sets it.
 	Name string
 	// Incarnation tells the processes that carried one Name apart: the
@@ -392,7 +392,7 @@ func (m *Membership) keyMismatch(msg string) {
 		return
 	}
 	m.lastRefusal.Store(&now)
-	m.log.Warn("refused a member with another cluster key; check that --cluster-key-file is the same on the main node and every worker",
+	m.log.Warn("refused a member with another cluster key; check that the main node and every worker have the same cluster key",
 		"reason", msg)
 }
 

@@ -571,14 +571,14 @@ func TestWorkerSmallFrames(t *testing.T) {
 		batch := m.waitLog(`msg=ingesting .*batch_updates=(\d+)`, time.Second)[1]
 		n, _ := strconv.Atoi(batch)
 		w := startWorker(t, addr, "--name", "small", "--max-frame-bytes", "65536")
-		why := fmt.Sprintf(`the worker reads frames of at most 65536 bytes \(--max-frame-bytes\), and a batch of %d `+
-			`updates needs %d; raise --max-frame-bytes on the worker to at least %[2]d`, n, 1+5*n)
+		why := fmt.Sprintf(`the worker reads frames of at most 65536 bytes \(its MaxFrameBytes\), and a batch of %d `+
+			`updates needs %d; raise the worker's MaxFrameBytes to at least %[2]d`, n, 1+5*n)
 		w.waitLog(`level=WARN msg="refusing a connection" .*`+why, 5*time.Second)
 		m.waitLog(`level=WARN msg="worker refused" .*worker=small .*`+why, time.Second)
 		if code := m.wait(10 * time.Second); code != 1 {
 			t.Fatalf("main-node exited %d, want 1", code)
 		}
-		m.waitLog(`0 of 1 workers connected; seen: small: .*raise --max-frame-bytes on the worker to at least `+
+		m.waitLog(`0 of 1 workers connected; seen: small: .*raise the worker's MaxFrameBytes to at least `+
 			strconv.Itoa(1+5*n), time.Second)
 	})
 }

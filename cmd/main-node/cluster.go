@@ -39,9 +39,6 @@ type clusterConfig struct {
 	handshake     time.Duration
 	redialBackoff time.Duration
 	cores         int // 0: the machine's, less same-host workers' threads
-	// onPool, if set, is called with the pool as soon as it exists,
-	// before the wait for --expect-workers (the metrics read it).
-	onPool func(*distributor.Pool)
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -154,17 +151,16 @@ func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 // node alone: queries then flush without a deadline, and stop and report
 // do nothing.
 type cluster struct {
-	m            *distributor.Membership
+	*distributor.Cluster
 	pool         *distributor.Pool
 	log          *slog.Logger
 	flushTimeout time.Duration
-	unwatch      func() bool // stops the interrupt watch
-	interrupted  func() bool // whether the run's context is done
 }
 
 // startCluster starts memberlist on --listen and the work distributors on
-// e, then waits for --expect-workers. It returns nil without --listen.
-func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *slog.Logger) (*cluster, error) {
+// e; onPool, if not nil, gets the Pool before the wait for
+// --expect-workers (the metrics read it). It returns nil without --listen.
+func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool func(*distributor.Pool), log *slog.Logger) (*cluster, error) {
 	if c.listen == "" {
 		return nil, nil
 	}
@@ -175,43 +171,27 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, log *s
 			return nil, err
 		}
 	}
-	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: c.listen, Key: key,
-		Local: c.gossipLocal, Meta: distributor.NodeMeta{Role: distributor.RoleMain},
-		Logger: log.With("component", "memberlist")})
+	dc, err := distributor.StartCluster(ctx, e.Gutters(), e.Store(), distributor.ClusterConfig{Listen: c.listen, Key: key,
+		GossipLocal: c.gossipLocal, Logger: log, Pool: distributor.Config{Credits: c.credits, FlushDelay: c.flushDelay,
+			LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
+			HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, SameHost: c.sameHost(log)}})
 	if err != nil {
 		return nil, err
 	}
-	pool, err := distributor.NewPool(e.Gutters(), e.Store(), distributor.Config{Name: m.Name(), Key: key, Credits: c.credits,
-		FlushDelay: c.flushDelay, LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
-		HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, Logger: log.With("component", "distributor"),
-		SameHost: c.sameHost(log)})
-	if err != nil {
-		m.Shutdown()
-		return nil, err
+	cl := &cluster{Cluster: dc, pool: dc.Pool(), log: log, flushTimeout: c.flushTimeout}
+	if onPool != nil {
+		onPool(cl.pool)
 	}
-	pool.Follow(m)
-	if c.onPool != nil {
-		c.onPool(pool)
-	}
-	cl := &cluster{m: m, pool: pool, log: log, flushTimeout: c.flushTimeout,
-		interrupted: func() bool { return ctx.Err() != nil }}
-	// On SIGINT/SIGTERM the stream reader may be blocked by back-pressure
-	// (workers that do not answer hold every credit): the Pool then
-	// sketches the queue here, so the reader sees the signal at once.
-	cl.unwatch = context.AfterFunc(ctx, pool.Abandon)
 	// Scripts read the address at --log-level info when --listen has
 	// port 0.
-	log.Info("main node listening", "addr", m.Addr(), "name", m.Name(), "local_workers", e.Config().Workers,
+	log.Info("main node listening", "addr", dc.Addr(), "name", dc.Name(), "local_workers", e.Config().Workers,
 		"cores", runtime.GOMAXPROCS(0))
 	if c.expectWorkers > 0 {
 		t0 := time.Now()
 		wctx, cancel := context.WithTimeoutCause(ctx, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))
 		defer cancel()
-		if err := pool.WaitWorkers(wctx, c.expectWorkers); err != nil {
-			cl.stop()
-			if r := m.Refused(); r != "" {
-				err = fmt.Errorf("%w; refused a member with another cluster key: %s", err, r)
-			}
+		if err := dc.WaitWorkers(wctx, c.expectWorkers); err != nil {
+			dc.Close()
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
 		log.Info("workers connected", "workers", c.expectWorkers, "duration", time.Since(t0))
@@ -260,36 +240,11 @@ func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
 	}
 }
 
-// stop tells the workers to stop (saying the main node was interrupted if
-// the run's context is done), closes the distributors (sketching any
-// batch still unanswered here), then leaves the cluster.
+// stop stops the cluster (distributor.Cluster.Close); a no-op for a main
+// node alone.
 func (cl *cluster) stop() {
-	if cl == nil {
-		return
-	}
-	cl.unwatch()
-	t0 := time.Now()
-	if cl.interrupted() {
-		// The interrupt also closes the stream under a blocked read, so
-		// the run can end before the watch has dismissed the workers (or
-		// while it does): Close would tell them "main node done".
-		// Abandon is idempotent and returns once the watch's call has.
-		cl.pool.Abandon()
-	}
-	cl.pool.Close()
-	cl.log.Info("workers released", "duration", time.Since(t0))
-	t0 = time.Now()
-	// The workers connected have been told stop; the leave tells the
-	// others not to wait for failure detection. It must not hold up the
-	// exit: the main node is done.
-	switch err := cl.m.Close(250 * time.Millisecond); {
-	case errors.Is(err, distributor.ErrLeaving):
-		cl.log.Info("exiting with the leave still spreading", "duration", time.Since(t0))
-	case err != nil:
-		cl.log.Debug("the leave did not spread in time", "err", err) // usual: the workers were told stop and are gone
-		fallthrough
-	default:
-		cl.log.Info("left the cluster", "duration", time.Since(t0))
+	if cl != nil {
+		cl.Close()
 	}
 }
 

@@ -259,7 +259,7 @@ func TestClusterStopAfterInterrupt(t *testing.T) {
 		}
 		ch := make(chan started, 1)
 		go func() {
-			cl, err := startCluster(ctx, c.cluster, e, cli.NewLogger(&errb, c.logFormat, c.logLevel))
+			cl, err := startCluster(ctx, c.cluster, e, nil, cli.NewLogger(&errb, c.logFormat, c.logLevel))
 			ch <- started{cl, err}
 		}()
 		w, served := joinWorker(t, listenAddr(t, &errb))

@@ -54,7 +54,6 @@ type config struct {
 	readers      int
 	cluster      clusterConfig
 	metrics      metricsConfig
-	observeQuery func(queryRecord) // called with each query's record, if set
 	sketchFactor float64
 	batchFactor  float64
 	seed         uint64
@@ -279,9 +278,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	defer mm.close()
-	c.observeQuery = mm.observeQuery
-	c.cluster.onPool = mm.setPool
-	cl, err := startCluster(ctx, c.cluster, e, log)
+	cl, err := startCluster(ctx, c.cluster, e, mm.setPool, log)
 	if err != nil {
 		return err
 	}
@@ -313,7 +310,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	// The querying goroutine's own work, and the Boruvka goroutines it
 	// starts, are the "query" stage; ingestion relabels its own.
 	pprof.Do(ctx, pprof.Labels("stage", "query"), func(ctx context.Context) {
-		res, err = ingestAndQuery(ctx, c, room, src, sched, points, log)
+		res, err = ingestAndQuery(ctx, c, room, src, sched, points, mm.observeQuery, log)
 	})
 	stopProgress()
 	if err != nil {

@@ -147,9 +147,9 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 // ingestAndQuery runs the query schedule (cc.Room.Run) at the query
 // positions and records every answer. Labels and forest files are written
 // at every query when there are several (named FILE.<updates>), and as
-// FILE for the final one.
+// FILE for the final one; observe is called with every query's record.
 func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source, sched cc.Schedule,
-	points []pointQuery, log *slog.Logger) (*runResult, error) {
+	points []pointQuery, observe func(queryRecord), log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
 	positions := queryPositions(c, total, log)
 	run := &runResult{}
@@ -165,9 +165,7 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
 		}
 		run.queries = append(run.queries, rec)
-		if c.observeQuery != nil {
-			c.observeQuery(rec)
-		}
+		observe(rec)
 		log.Info("query", "updates", res.AfterUpdates, "components", res.Components, "greedy", res.Greedy,
 			"flush", res.Flush, "cc", res.CC, "round", res.Boruvka.Rounds)
 		if len(positions) > 1 && res.AfterUpdates != total {

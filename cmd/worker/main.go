@@ -89,7 +89,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.threads, "threads", runtime.GOMAXPROCS(0), "goroutines computing deltas; fewer than the machine's cores also caps the worker's cores (GOMAXPROCS) at this many, leaving the rest to other processes")
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): gossip encryption and data-plane authentication")
 	fs.StringVar(&c.name, "name", "", "node name, unique in the cluster (default worker-HOST-RANDOM)")
-	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node")
+	fs.IntVar(&c.maxFrameBytes, "max-frame-bytes", distributor.DefaultMaxFrameBytes, "largest frame payload accepted from the main node (its MaxFrameBytes in a main node's refusal)")
 	fs.DurationVar(&c.joinTimeout, "join-timeout", 30*time.Second, "keep trying to join for this long (a wrong cluster key fails at once)")
 	fs.DurationVar(&c.rejoinTimeout, "rejoin-timeout", 10*time.Minute, "when the cluster declares the main node dead (a crash, or a pause: SIGSTOP, a long GC, a VM migration), keep serving and trying to rejoin it for this long, then exit 1; 0: never give up")
 	fs.DurationVar(&c.leaveTimeout, "leave-timeout", 500*time.Millisecond, "on SIGINT/SIGTERM, wait at most this long for the gossip to spread the leave")
@@ -246,7 +246,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	log.Info("worker listening", "addr", addr, "listen", ln.Addr().String(), "gossip", m.Addr(), "name", m.Name(), "threads", c.threads)
+	log.Info("worker listening", "addr", addr, "listen", ln.Addr().String(), "gossip", m.Addr(), "name", m.Name(), "incarnation", m.Incarnation(), "threads", c.threads)
 	reason, err := w.Attend(ctx, ln, m, distributor.AttendConfig{Join: c.join, JoinTimeout: c.joinTimeout,
 		RejoinTimeout: c.rejoinTimeout, LeaveTimeout: c.leaveTimeout, Logger: log})
 	var gone *distributor.MainGoneError
