@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/streamgen"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/streamgen"
 
 	"sketchcc/internal/cli"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/offline/streamgen"
+	"sketchcc/offline/streamgen"
 
 	"sketchcc/internal/cli"
 )

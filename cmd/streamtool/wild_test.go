@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 

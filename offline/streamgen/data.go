@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/offline/edgelist"
+	"sketchcc/offline/edgelist"
 	"sketchcc/stream"
 )
 
