@@ -30,20 +30,20 @@ type lineReader struct {
 	noLF     bool // buf[pos:end] holds no LF (only lone CRs end lines there)
 	cr       bool // the last line ended with CR: skip one LF that follows
 
-	// The state before the last next, for back.
-	prevPos int
-	prevCR  bool
-	canBack bool
+	// last is where in buf the line the last next returned starts, for
+	// back, or -1 when there is no line to return again. Before a line
+	// starts cr is false, so pos is all that back restores.
+	last int
 }
 
 func newLineReader(ctx context.Context, r io.Reader, name string) *lineReader {
-	return &lineReader{ctx: ctx, r: r, name: name, buf: make([]byte, 64<<10)}
+	return &lineReader{ctx: ctx, r: r, name: name, buf: make([]byte, 64<<10), last: -1}
 }
 
 // next returns the next line, valid until the following call. It returns
 // ok = false at the end of input or on error; see failure.
 func (l *lineReader) next() (line []byte, ok bool) {
-	l.canBack = false
+	l.last = -1
 	if l.err != nil {
 		return nil, false
 	}
@@ -57,7 +57,7 @@ func (l *lineReader) next() (line []byte, ok bool) {
 		if !l.cr {
 			start := l.pos
 			if i := stream.IndexLineEnd(l.buf[l.pos:l.end], &l.noLF); i >= 0 {
-				l.prevPos, l.prevCR, l.canBack = start, false, true
+				l.last = start
 				line = l.buf[start : start+i]
 				l.cr = l.buf[start+i] == '\r'
 				l.pos = start + i + 1
@@ -69,7 +69,7 @@ func (l *lineReader) next() (line []byte, ok bool) {
 					l.err = io.EOF
 					return nil, false
 				}
-				l.prevPos, l.prevCR, l.canBack = start, false, true
+				l.last = start
 				line = l.buf[l.pos:l.end] // a last line with no line end
 				l.pos = l.end
 				l.line++
@@ -143,10 +143,10 @@ func (l *lineReader) fill() error {
 // back makes the next call of next return the line the last call
 // returned, again. It may be called once after each successful next.
 func (l *lineReader) back() {
-	if !l.canBack {
+	if l.last < 0 {
 		panic("edgelist: lineReader.back without a line to return")
 	}
-	l.pos, l.cr, l.canBack = l.prevPos, l.prevCR, false
+	l.pos, l.cr, l.last = l.last, false, -1
 	l.line--
 }
 
