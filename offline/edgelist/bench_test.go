@@ -2,6 +2,7 @@ package edgelist
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -26,7 +27,7 @@ func BenchmarkParseSnap(b *testing.B) {
 	data := in.Bytes()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := Parse(bytes.NewReader(data), "bench", Snap); err != nil {
+		if _, err := Parse(context.Background(), bytes.NewReader(data), "bench", Snap, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

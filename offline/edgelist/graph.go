@@ -23,8 +23,8 @@ type Graph struct {
 	// Original[v] is the id vertex v had in the input, in ascending order.
 	// It is nil when the input declared its vertex range (MTX, LG, Text):
 	// vertex v then had id Base+v, and nothing is held per vertex, since a
-	// header may declare billions that no entry names. Use ID, which
-	// handles both.
+	// header may declare billions that no entry names. WriteMap writes
+	// either.
 	Original []uint64
 	// Base is the input id of vertex 0 when Original is nil: 1 for MTX and
 	// LG, 0 for Text.
@@ -79,17 +79,10 @@ func endpoints(edges []stream.Edge) []uint32 {
 	return slices.Compact(ends)
 }
 
-// ID returns the id vertex v had in the input. v must be < Vertices.
-func (g *Graph) ID(v uint32) uint64 {
-	if g.Original != nil {
-		return g.Original[v]
-	}
-	return g.Base + uint64(v)
-}
-
 // IDs returns the input ids of all vertices in ascending order: Original,
 // or a new slice of Vertices ids for a declared range (8 bytes a vertex,
-// however few of them the edges name; WriteMap and Union do without it).
+// however few of them the edges name: WriteMap does without it, and Union
+// calls it only for graphs that do not share one declared range).
 func (g *Graph) IDs() []uint64 {
 	if g.Original != nil {
 		return g.Original

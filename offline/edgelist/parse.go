@@ -71,21 +71,16 @@ type Options struct {
 	Lenient bool
 }
 
-// Parse reads a graph in format f from r with the default Options. name is
-// used in errors. Gzip input is decompressed first. It returns a
-// *ParseError for bad input and an error wrapping ErrNoVertices for an
-// input with no vertex. A graph may have no edges: a header that declares
-// vertices and no entries is a graph of isolated vertices. Its memory
-// follows the entries read, whatever count a header declares.
-func Parse(r io.Reader, name string, f Format) (*Graph, error) {
-	return ParseWith(context.Background(), r, name, f, Options{})
-}
-
-// ParseWith is Parse with options, stopped by ctx: once ctx is done it
+// Parse reads a graph in format f from r, stopped by ctx. name is used
+// in errors. Gzip input is decompressed first. It returns a *ParseError
+// for bad input and an error wrapping ErrNoVertices for an input with no
+// vertex. A graph may have no edges: a header that declares vertices and
+// no entries is a graph of isolated vertices. Its memory follows the
+// entries read, whatever count a header declares. Once ctx is done it
 // reads no more of r and returns a *ParseError, naming the next line,
 // that wraps ctx.Err(). A Read of r that blocks is not interrupted; the
 // caller closes r to end it.
-func ParseWith(ctx context.Context, r io.Reader, name string, f Format, o Options) (*Graph, error) {
+func Parse(ctx context.Context, r io.Reader, name string, f Format, o Options) (*Graph, error) {
 	dr, err := Decompressed(r)
 	if err != nil {
 		return nil, &ParseError{Name: name, Err: err}

@@ -53,7 +53,7 @@ func checkGenerated(t *testing.T, s Summary, out, cum []byte) {
 	slices.SortFunc(cumEdges, func(a, b stream.Edge) int {
 		return int(int64(a.Src)<<32 + int64(a.Dst) - (int64(b.Src)<<32 + int64(b.Dst)))
 	})
-	if !slices.Equal(set.Edges(), cumEdges) {
+	if !slices.Equal(slices.Collect(set.All()), cumEdges) {
 		t.Fatalf("final edge set of the stream (%d edges) differs from the cumulative file (%d)",
 			set.Len(), len(cumEdges))
 	}
