@@ -26,15 +26,17 @@ type genFlags struct {
 	workers   int
 }
 
-func (g *genFlags) register(fs *pflag.FlagSet, rounds int, churn float64, isolatedHelp string) {
+// register registers the shared flags with the defaults of def, a
+// generator's default Config.
+func (g *genFlags) register(fs *pflag.FlagSet, def streamgen.Config, isolatedHelp string) {
 	fs.StringVarP(&g.out, "output", "o", "", "binary stream to write (required); the final edge set goes to OUTPUT.cum")
 	fs.Uint64Var(&g.seed, "seed", 1, "seed: the output is a function of the seed and the model flags only")
 	fs.BoolVar(&g.noCum, "no-cum", false, "do not write OUTPUT.cum")
-	fs.IntVar(&g.rounds, "rounds", rounds, "churn rounds: in each, a share --churn of the final edges is deleted and re-inserted")
-	fs.Float64Var(&g.churn, "churn", churn, "per-round probability that a final edge is deleted and re-inserted, [0, 1]")
-	fs.Float64Var(&g.transient, "transient", 0.02, "share of updates that insert and later delete a non-edge, [0, 1)")
+	fs.IntVar(&g.rounds, "rounds", def.Rounds, "churn rounds: in each, a share --churn of the final edges is deleted and re-inserted")
+	fs.Float64Var(&g.churn, "churn", def.Churn, "per-round probability that a final edge is deleted and re-inserted, [0, 1]")
+	fs.Float64Var(&g.transient, "transient", def.Transient, "share of updates that insert and later delete a non-edge, [0, 1)")
 	fs.IntVar(&g.isolated, "isolated", -1, isolatedHelp)
-	fs.IntVar(&g.pass, "pass-updates", 1<<27, "updates held in memory per pass, 8 bytes each; fewer means more passes over the pairs")
+	fs.IntVar(&g.pass, "pass-updates", streamgen.DefaultPassUpdates, "updates held in memory per pass, 8 bytes each; fewer means more passes over the pairs")
 	fs.IntVar(&g.workers, "workers", defaultWorkers(), "goroutines scanning vertex pairs")
 }
 
@@ -53,9 +55,14 @@ func (g *genFlags) check() []error {
 	return errs
 }
 
-func (g *genFlags) config(e *env) streamgen.Config {
-	return streamgen.Config{Seed: g.seed, Rounds: g.rounds, Churn: g.churn, Transient: g.transient,
-		Isolated: g.isolated, PassUpdates: g.pass, Workers: g.workers, Logger: e.log}
+// apply sets the fields of c, a generator's default Config, that the
+// shared flags give; a negative --isolated keeps c's Isolated.
+func (g *genFlags) apply(c *streamgen.Config, e *env) {
+	c.Rounds, c.Churn, c.Transient = g.rounds, g.churn, g.transient
+	c.PassUpdates, c.Workers, c.Logger = g.pass, g.workers, e.log
+	if g.isolated >= 0 {
+		c.Isolated = g.isolated
+	}
 }
 
 // genResult is the JSON printed by both generators.
@@ -108,8 +115,10 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 		var scale int
 		var density float64
 		fs.IntVar(&scale, "scale", 0, "vertices = 2^scale (required), [2, 20]")
-		fs.Float64Var(&density, "density", 0.5, "target share of vertex pairs that are edges, (0, 1)")
-		g.register(fs, 1, 0.016, "deliberately isolated vertices; -1 means 25·2^((scale−13)/2), rounded")
+		// The defaults that do not depend on the scale.
+		def := streamgen.DefaultKronConfig(streamgen.MaxKronScale, 1)
+		fs.Float64Var(&density, "density", def.Density, "target share of vertex pairs that are edges, (0, 1)")
+		g.register(fs, def.Config, "deliberately isolated vertices; -1 means 25·2^((scale−13)/2), rounded")
 		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
 			errs := g.check()
 			if fs.NArg() > 0 {
@@ -123,10 +132,9 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			cfg := streamgen.KronConfig{Scale: scale, Density: density, Config: g.config(e)}
-			if g.isolated < 0 {
-				cfg.Isolated = streamgen.DefaultIsolated(scale)
-			}
+			cfg := streamgen.DefaultKronConfig(scale, g.seed)
+			cfg.Density = density
+			g.apply(&cfg.Config, e)
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
 				out, cum, err := g.files(ctx, o)
 				if err != nil {
@@ -153,7 +161,7 @@ summary with the exact number of components.
 		fs.Uint32Var(&vertices, "vertices", 0, "number of vertices (required), [2, 2^21]")
 		fs.Float64Var(&density, "density", -1, "probability that a pair is a final edge (required), [0, 1]")
 		fs.Lookup("density").DefValue = "0" // required: pflag shows no default for "0"
-		g.register(fs, 3, 0.1, "deliberately isolated vertices; -1 means none")
+		g.register(fs, streamgen.DefaultErdosConfig(2, 0, 1).Config, "deliberately isolated vertices; -1 means none")
 		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
 			errs := g.check()
 			if fs.NArg() > 0 {
@@ -170,10 +178,8 @@ summary with the exact number of components.
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			cfg := streamgen.ErdosConfig{Vertices: vertices, Density: density, Config: g.config(e)}
-			if g.isolated < 0 {
-				cfg.Isolated = 0
-			}
+			cfg := streamgen.DefaultErdosConfig(vertices, density, g.seed)
+			g.apply(&cfg.Config, e)
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
 				out, cum, err := g.files(ctx, o)
 				if err != nil {

@@ -28,7 +28,8 @@ type Config struct {
 	// be < the number of vertices.
 	Isolated int
 	// PassUpdates bounds the updates held in memory at once, 8 bytes each.
-	// Zero means 1<<27 (1 GiB). Fewer means more passes over the pairs.
+	// Zero means DefaultPassUpdates. Fewer means more passes over the
+	// pairs.
 	PassUpdates int
 	// Workers is the number of goroutines scanning pairs. Zero means
 	// GOMAXPROCS.
@@ -36,6 +37,10 @@ type Config struct {
 	// Logger receives progress at Info level. Nil discards.
 	Logger *slog.Logger
 }
+
+// DefaultPassUpdates is the number of updates a pass holds when
+// Config.PassUpdates is zero: 1 GiB of them.
+const DefaultPassUpdates = 1 << 27
 
 // maxRounds bounds Config.Rounds; a pair then has at most 2·maxRounds+1
 // updates.

@@ -49,7 +49,7 @@ func newPairGen(m modelParams, cfg Config) (*pairGen, error) {
 		return nil, err
 	}
 	if cfg.PassUpdates == 0 {
-		cfg.PassUpdates = 1 << 27
+		cfg.PassUpdates = DefaultPassUpdates
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
