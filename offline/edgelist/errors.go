@@ -3,6 +3,7 @@ package edgelist
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 var (
@@ -46,10 +47,7 @@ func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		b = fmt.Appendf(b, "line %d: ", e.Line)
 	}
-	msg := e.Err.Error()
-	if len(msg) > 10 && msg[:10] == "edgelist: " {
-		msg = msg[10:]
-	}
+	msg, _ := strings.CutPrefix(e.Err.Error(), "edgelist: ")
 	b = append(b, msg...)
 	if e.Detail != "" {
 		b = append(b, " ("...)
