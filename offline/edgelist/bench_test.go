@@ -14,7 +14,7 @@ import (
 //
 // Compare two commits with
 //
-//	go test -run='^$' -bench=ParseSnap -count=6 ./internal/edgelist > new.txt
+//	go test -run='^$' -bench=ParseSnap -count=6 ./offline/edgelist > new.txt
 //	~/go/bin/benchstat old.txt new.txt
 func BenchmarkParseSnap(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))

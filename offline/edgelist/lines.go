@@ -83,8 +83,6 @@ func (l *lineReader) next() (line []byte, ok bool) {
 	}
 }
 
-// fill reads more input into buf, moving the unread bytes to its start and
-// growing it up to maxLineBytes for a long line.
 // record returns the next line that is neither a comment nor only
 // separators, and its fields split into f's storage; it adds every line
 // it reads, skipped ones included, to *lines. ok is false at the end of
@@ -104,6 +102,8 @@ func (l *lineReader) record(lines *int64, f [][]byte) (line []byte, fields [][]b
 	}
 }
 
+// fill reads more input into buf, moving the unread bytes to its start and
+// growing it up to maxLineBytes for a long line.
 func (l *lineReader) fill() error {
 	if l.pos > 0 {
 		l.end = copy(l.buf, l.buf[l.pos:l.end])
