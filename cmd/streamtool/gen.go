@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/offline/streamgen"
-
 	"sketchcc/internal/cli"
+	"sketchcc/offline/streamgen"
 )
 
 // genFlags are the flags both generators share.
@@ -63,6 +64,44 @@ func (g *genFlags) apply(c *streamgen.Config, e *env) {
 	if g.isolated >= 0 {
 		c.Isolated = g.isolated
 	}
+}
+
+// genFlagNames maps the fields of the generators' configs to their flags.
+// Workers and PassUpdates have none: their flags must be at least 1, which
+// check tests, stricter than the library's zero-means-default.
+var genFlagNames = map[string]string{
+	"Scale": "scale", "Vertices": "vertices", "Density": "density", "Rounds": "rounds",
+	"Churn": "churn", "Transient": "transient", "Isolated": "isolated",
+	"Workers": "", "PassUpdates": "",
+}
+
+// flagErrors returns the problems of err, a generator config's Validate
+// error, each *streamgen.FieldError spelled with its flag. It leaves out
+// those of the fields that check tests and of the fields in missing,
+// required flags that were not given.
+func flagErrors(err error, missing ...string) []error {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []error
+	for _, err := range errs {
+		var fe *streamgen.FieldError
+		if errors.As(err, &fe) {
+			flag, ok := genFlagNames[fe.Field]
+			if (ok && flag == "") || slices.Contains(missing, fe.Field) {
+				continue
+			}
+			if ok {
+				err = fmt.Errorf("--%s=%v, want %s", flag, fe.Value, fe.Want)
+			}
+		}
+		out = append(out, err)
+	}
+	return out
 }
 
 // genResult is the JSON printed by both generators.
@@ -124,17 +163,18 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 			if fs.NArg() > 0 {
 				errs = append(errs, usagef("unexpected arguments %q", fs.Args()))
 			}
+			cfg := streamgen.DefaultKronConfig(scale, g.seed)
+			cfg.Density = density
+			g.apply(&cfg.Config, e)
 			if !fs.Changed("scale") {
 				errs = append(errs, usagef("--scale is required"))
-			} else if scale < 2 || scale > streamgen.MaxKronScale {
-				errs = append(errs, usagef("--scale=%d, want [2, %d]", scale, streamgen.MaxKronScale))
+				errs = append(errs, flagErrors(cfg.Validate(), "Scale")...)
+			} else {
+				errs = append(errs, flagErrors(cfg.Validate())...)
 			}
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			cfg := streamgen.DefaultKronConfig(scale, g.seed)
-			cfg.Density = density
-			g.apply(&cfg.Config, e)
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
 				out, cum, err := g.files(ctx, o)
 				if err != nil {
@@ -167,19 +207,18 @@ summary with the exact number of components.
 			if fs.NArg() > 0 {
 				errs = append(errs, usagef("unexpected arguments %q", fs.Args()))
 			}
-			if vertices < 2 || vertices > streamgen.MaxVertices {
-				errs = append(errs, usagef("--vertices=%d, want [2, %d]", vertices, streamgen.MaxVertices))
-			}
+			cfg := streamgen.DefaultErdosConfig(vertices, density, g.seed)
+			g.apply(&cfg.Config, e)
 			if !fs.Changed("density") {
+				// Its default, -1, is out of range: say it is missing, once.
 				errs = append(errs, usagef("--density is required"))
-			} else if !(density >= 0 && density <= 1) {
-				errs = append(errs, usagef("--density=%v, want [0, 1]", density))
+				errs = append(errs, flagErrors(cfg.Validate(), "Density")...)
+			} else {
+				errs = append(errs, flagErrors(cfg.Validate())...)
 			}
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			cfg := streamgen.DefaultErdosConfig(vertices, density, g.seed)
-			g.apply(&cfg.Config, e)
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
 				out, cum, err := g.files(ctx, o)
 				if err != nil {

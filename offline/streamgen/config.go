@@ -1,7 +1,6 @@
 package streamgen
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 )
@@ -89,23 +88,44 @@ type Summary struct {
 	Density float64 `json:"density"`
 }
 
-// check returns every problem of c for a model of the given vertex count.
-func (c Config) check(vertices uint32) error {
+// FieldError reports a configuration field whose value is out of range.
+// Validate returns one per problem, joined by errors.Join, so that a
+// command can name the field in its own terms (a flag).
+type FieldError struct {
+	// Field is the field's Go name, for example "Rounds".
+	Field string
+	// Value is the value found.
+	Value any
+	// Want states the values allowed, for example "[0, 1]".
+	Want string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("streamgen: %s = %v, want %s", e.Field, e.Value, e.Want)
+}
+
+// check returns a *FieldError for each problem of c for a model of the
+// given vertex count; 0 means unknown (a count out of range), and then
+// Isolated is checked only for its sign.
+func (c Config) check(vertices uint32) []error {
 	var errs []error
 	if c.Rounds < 0 || c.Rounds > maxRounds {
-		errs = append(errs, fmt.Errorf("streamgen: rounds %d, want [1, %d]", c.Rounds, maxRounds))
+		errs = append(errs, &FieldError{"Rounds", c.Rounds, fmt.Sprintf("[1, %d] (0 means 1)", maxRounds)})
 	}
 	if !(c.Churn >= 0 && c.Churn <= 1) {
-		errs = append(errs, fmt.Errorf("streamgen: churn %v, want [0, 1]", c.Churn))
+		errs = append(errs, &FieldError{"Churn", c.Churn, "[0, 1]"})
 	}
 	if !(c.Transient >= 0 && c.Transient < 1) {
-		errs = append(errs, fmt.Errorf("streamgen: transient share %v, want [0, 1)", c.Transient))
+		errs = append(errs, &FieldError{"Transient", c.Transient, "[0, 1)"})
 	}
-	if c.Isolated < 0 || int64(c.Isolated) >= int64(vertices) {
-		errs = append(errs, fmt.Errorf("streamgen: %d isolated vertices, want [0, %d)", c.Isolated, vertices))
+	if c.Isolated < 0 || (vertices > 0 && int64(c.Isolated) >= int64(vertices)) {
+		errs = append(errs, &FieldError{"Isolated", c.Isolated, fmt.Sprintf("[0, %d), fewer than the vertices", vertices)})
 	}
-	if c.PassUpdates < 0 || c.Workers < 0 {
-		errs = append(errs, fmt.Errorf("streamgen: negative pass updates %d or workers %d", c.PassUpdates, c.Workers))
+	if c.PassUpdates < 0 {
+		errs = append(errs, &FieldError{"PassUpdates", c.PassUpdates, ">= 0 (0 means DefaultPassUpdates)"})
 	}
-	return errors.Join(errs...)
+	if c.Workers < 0 {
+		errs = append(errs, &FieldError{"Workers", c.Workers, ">= 0 (0 means GOMAXPROCS)"})
+	}
+	return errs
 }

@@ -175,11 +175,11 @@ type TemporalSummary struct {
 // self-loops give a stream of 0 updates.
 func Temporal(w io.Writer, ev *edgelist.Events, cfg TemporalConfig) (TemporalSummary, error) {
 	if !(cfg.Window >= 0) {
-		return TemporalSummary{}, fmt.Errorf("streamgen: window %v, want >= 0", cfg.Window)
+		return TemporalSummary{}, &FieldError{"Window", cfg.Window, ">= 0"}
 	}
 	for _, k := range cfg.Checkpoints {
 		if k < 0 || k > len(ev.List) {
-			return TemporalSummary{}, fmt.Errorf("streamgen: checkpoint after %d events, want [0, %d]", k, len(ev.List))
+			return TemporalSummary{}, &FieldError{"Checkpoints", k, fmt.Sprintf("[0, %d], the number of events", len(ev.List))}
 		}
 	}
 	events := ev.List

@@ -41,12 +41,11 @@ const chunkPairs = 1 << 21
 // is sorted on its own (16 MiB of records).
 const sliceUpdates = 1 << 21
 
-func newPairGen(m modelParams, cfg Config) (*pairGen, error) {
+// newPairGen plans the passes over m's pairs under cfg, which a Validate
+// has accepted.
+func newPairGen(m modelParams, cfg Config) *pairGen {
 	if cfg.Rounds == 0 {
 		cfg.Rounds = 1
-	}
-	if err := cfg.check(m.vertices); err != nil {
-		return nil, err
 	}
 	if cfg.PassUpdates == 0 {
 		cfg.PassUpdates = DefaultPassUpdates
@@ -98,7 +97,7 @@ func newPairGen(m modelParams, cfg Config) (*pairGen, error) {
 	log.Info("streamgen: plan", "model", m.name, "vertices", v, "expected_edges", int64(edges),
 		"expected_updates", int64(expected), "slices", 1<<g.sliceBits, "chunks", len(g.chunks),
 		"workers", g.workers)
-	return g, nil
+	return g
 }
 
 // counts is one worker's tally in the counting pass.
