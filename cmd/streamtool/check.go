@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/streamgen"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/streamgen"
 
 	"sketchcc/internal/cli"
 )
@@ -40,7 +40,7 @@ func readGraph(ctx context.Context, path string, f edgelist.Format, o edgelist.O
 		return nil, err
 	}
 	defer closeIn()
-	g, err := edgelist.ParseWith(ctx, in, path, f, o)
+	g, err := edgelist.Parse(ctx, in, path, f, o)
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ Prints a JSON summary with the final graph's exact components.
 			if err != nil {
 				return err
 			}
-			ev, err := edgelist.ParseEventsWith(ctx, fin, in, timeColumn, edgelist.Options{Lenient: lenient})
+			ev, err := edgelist.ParseEvents(ctx, fin, in, timeColumn, edgelist.Options{Lenient: lenient})
 			closeIn()
 			if err != nil {
 				return err

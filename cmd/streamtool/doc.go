@@ -19,7 +19,7 @@
 // partial output and exits 1 with "COMMAND interrupted (SIGNAL signal
 // received), no output written: ...".
 //
-// The logic lives in sketchcc/internal/offline/streamgen (generators and stream
-// builders), sketchcc/internal/offline/edgelist (parsers and relabelling) and
-// sketchcc/internal/offline/replay (exact replay and validation).
+// The logic lives in sketchcc/offline/streamgen (generators and stream
+// builders), sketchcc/offline/edgelist (parsers and relabelling) and
+// sketchcc/offline/replay (exact replay and validation).
 package main

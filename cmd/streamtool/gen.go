@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/internal/offline/streamgen"
-
 	"sketchcc/internal/cli"
+	"sketchcc/offline/streamgen"
 )
 
 // genFlags are the flags both generators share.
@@ -26,15 +27,17 @@ type genFlags struct {
 	workers   int
 }
 
-func (g *genFlags) register(fs *pflag.FlagSet, rounds int, churn float64, isolatedHelp string) {
+// register registers the shared flags with the defaults of def, a
+// generator's default Config.
+func (g *genFlags) register(fs *pflag.FlagSet, def streamgen.Config, isolatedHelp string) {
 	fs.StringVarP(&g.out, "output", "o", "", "binary stream to write (required); the final edge set goes to OUTPUT.cum")
 	fs.Uint64Var(&g.seed, "seed", 1, "seed: the output is a function of the seed and the model flags only")
 	fs.BoolVar(&g.noCum, "no-cum", false, "do not write OUTPUT.cum")
-	fs.IntVar(&g.rounds, "rounds", rounds, "churn rounds: in each, a share --churn of the final edges is deleted and re-inserted")
-	fs.Float64Var(&g.churn, "churn", churn, "per-round probability that a final edge is deleted and re-inserted, [0, 1]")
-	fs.Float64Var(&g.transient, "transient", 0.02, "share of updates that insert and later delete a non-edge, [0, 1)")
+	fs.IntVar(&g.rounds, "rounds", def.Rounds, "churn rounds: in each, a share --churn of the final edges is deleted and re-inserted")
+	fs.Float64Var(&g.churn, "churn", def.Churn, "per-round probability that a final edge is deleted and re-inserted, [0, 1]")
+	fs.Float64Var(&g.transient, "transient", def.Transient, "share of updates that insert and later delete a non-edge, [0, 1)")
 	fs.IntVar(&g.isolated, "isolated", -1, isolatedHelp)
-	fs.IntVar(&g.pass, "pass-updates", 1<<27, "updates held in memory per pass, 8 bytes each; fewer means more passes over the pairs")
+	fs.IntVar(&g.pass, "pass-updates", streamgen.DefaultPassUpdates, "updates held in memory per pass, 8 bytes each; fewer means more passes over the pairs")
 	fs.IntVar(&g.workers, "workers", defaultWorkers(), "goroutines scanning vertex pairs")
 }
 
@@ -53,9 +56,52 @@ func (g *genFlags) check() []error {
 	return errs
 }
 
-func (g *genFlags) config(e *env) streamgen.Config {
-	return streamgen.Config{Seed: g.seed, Rounds: g.rounds, Churn: g.churn, Transient: g.transient,
-		Isolated: g.isolated, PassUpdates: g.pass, Workers: g.workers, Logger: e.log}
+// apply sets the fields of c, a generator's default Config, that the
+// shared flags give; a negative --isolated keeps c's Isolated.
+func (g *genFlags) apply(c *streamgen.Config, e *env) {
+	c.Rounds, c.Churn, c.Transient = g.rounds, g.churn, g.transient
+	c.PassUpdates, c.Workers, c.Logger = g.pass, g.workers, e.log
+	if g.isolated >= 0 {
+		c.Isolated = g.isolated
+	}
+}
+
+// genFlagNames maps the fields of the generators' configs to their flags.
+// Workers and PassUpdates have none: their flags must be at least 1, which
+// check tests, stricter than the library's zero-means-default.
+var genFlagNames = map[string]string{
+	"Scale": "scale", "Vertices": "vertices", "Density": "density", "Rounds": "rounds",
+	"Churn": "churn", "Transient": "transient", "Isolated": "isolated",
+	"Workers": "", "PassUpdates": "",
+}
+
+// flagErrors returns the problems of err, a generator config's Validate
+// error, each *streamgen.FieldError spelled with its flag. It leaves out
+// those of the fields that check tests and of the fields in missing,
+// required flags that were not given.
+func flagErrors(err error, missing ...string) []error {
+	if err == nil {
+		return nil
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []error
+	for _, err := range errs {
+		var fe *streamgen.FieldError
+		if errors.As(err, &fe) {
+			flag, ok := genFlagNames[fe.Field]
+			if (ok && flag == "") || slices.Contains(missing, fe.Field) {
+				continue
+			}
+			if ok {
+				err = fmt.Errorf("--%s=%v, want %s", flag, fe.Value, fe.Want)
+			}
+		}
+		out = append(out, err)
+	}
+	return out
 }
 
 // genResult is the JSON printed by both generators.
@@ -108,24 +154,26 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 		var scale int
 		var density float64
 		fs.IntVar(&scale, "scale", 0, "vertices = 2^scale (required), [2, 20]")
-		fs.Float64Var(&density, "density", 0.5, "target share of vertex pairs that are edges, (0, 1)")
-		g.register(fs, 1, 0.016, "deliberately isolated vertices; -1 means 25·2^((scale−13)/2), rounded")
+		// The defaults that do not depend on the scale.
+		def := streamgen.DefaultKronConfig(streamgen.MaxKronScale, 1)
+		fs.Float64Var(&density, "density", def.Density, "target share of vertex pairs that are edges, (0, 1)")
+		g.register(fs, def.Config, "deliberately isolated vertices; -1 means 25·2^((scale−13)/2), rounded")
 		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
 			errs := g.check()
 			if fs.NArg() > 0 {
 				errs = append(errs, usagef("unexpected arguments %q", fs.Args()))
 			}
+			cfg := streamgen.DefaultKronConfig(scale, g.seed)
+			cfg.Density = density
+			g.apply(&cfg.Config, e)
 			if !fs.Changed("scale") {
 				errs = append(errs, usagef("--scale is required"))
-			} else if scale < 2 || scale > streamgen.MaxKronScale {
-				errs = append(errs, usagef("--scale=%d, want [2, %d]", scale, streamgen.MaxKronScale))
+				errs = append(errs, flagErrors(cfg.Validate(), "Scale")...)
+			} else {
+				errs = append(errs, flagErrors(cfg.Validate())...)
 			}
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
-			}
-			cfg := streamgen.KronConfig{Scale: scale, Density: density, Config: g.config(e)}
-			if g.isolated < 0 {
-				cfg.Isolated = streamgen.DefaultIsolated(scale)
 			}
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
 				out, cum, err := g.files(ctx, o)
@@ -153,26 +201,23 @@ summary with the exact number of components.
 		fs.Uint32Var(&vertices, "vertices", 0, "number of vertices (required), [2, 2^21]")
 		fs.Float64Var(&density, "density", -1, "probability that a pair is a final edge (required), [0, 1]")
 		fs.Lookup("density").DefValue = "0" // required: pflag shows no default for "0"
-		g.register(fs, 3, 0.1, "deliberately isolated vertices; -1 means none")
+		g.register(fs, streamgen.DefaultErdosConfig(2, 0, 1).Config, "deliberately isolated vertices; -1 means none")
 		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
 			errs := g.check()
 			if fs.NArg() > 0 {
 				errs = append(errs, usagef("unexpected arguments %q", fs.Args()))
 			}
-			if vertices < 2 || vertices > streamgen.MaxVertices {
-				errs = append(errs, usagef("--vertices=%d, want [2, %d]", vertices, streamgen.MaxVertices))
-			}
+			cfg := streamgen.DefaultErdosConfig(vertices, density, g.seed)
+			g.apply(&cfg.Config, e)
 			if !fs.Changed("density") {
+				// Its default, -1, is out of range: say it is missing, once.
 				errs = append(errs, usagef("--density is required"))
-			} else if !(density >= 0 && density <= 1) {
-				errs = append(errs, usagef("--density=%v, want [0, 1]", density))
+				errs = append(errs, flagErrors(cfg.Validate(), "Density")...)
+			} else {
+				errs = append(errs, flagErrors(cfg.Validate())...)
 			}
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
-			}
-			cfg := streamgen.ErdosConfig{Vertices: vertices, Density: density, Config: g.config(e)}
-			if g.isolated < 0 {
-				cfg.Isolated = 0
 			}
 			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
 				out, cum, err := g.files(ctx, o)

@@ -90,6 +90,8 @@ func TestUsageErrors(t *testing.T) {
 		{"gen", "kron", "--scale", "1", "-o", filepath.Join(dir, "k")},
 		{"gen", "kron", "--scale", "8"},
 		{"gen", "erdos", "--vertices", "10", "-o", filepath.Join(dir, "e")},
+		{"gen", "kron", "--scale", "8", "--rounds", "17", "-o", filepath.Join(dir, "k")},
+		{"gen", "erdos", "--vertices", "10", "--density", "0.1", "--isolated", "10", "-o", filepath.Join(dir, "e")},
 		{"convert", "--from", "snap", in},
 		{"convert", "--from", "csv", in, "-o", filepath.Join(dir, "x")},
 		{"convert", "--from", "snap", "-o", filepath.Join(dir, "x")},
@@ -118,6 +120,13 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if _, _, errOut := streamtool(t, "gen", "erdos", "--vertices", "10", "-o", filepath.Join(dir, "e")); !strings.Contains(errOut, "--density is required") {
 		t.Errorf("gen erdos without --density: %q, want it named as required", errOut)
+	}
+	// The generators' range checks are the library's, named by flag.
+	_, _, errOut := streamtool(t, "gen", "kron", "--scale", "1", "--rounds", "17", "--churn", "2", "-o", filepath.Join(dir, "k"))
+	for _, want := range []string{"--scale=1, want [2, 20]", "--rounds=17, want [1, 16]", "--churn=2, want [0, 1]"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("gen kron out of range: %q, want %q", errOut, want)
+		}
 	}
 	if got := listDir(t, dir); !slices.Equal(got, []string{"g.txt"}) {
 		t.Errorf("usage errors left files: %v", got)

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 
@@ -42,7 +42,7 @@ func unionFind(t *testing.T, path string) replay.Result {
 }
 
 // TestConvert_Wild runs convert on the inputs of the wild (the files of
-// internal/edgelist/wild_test.go as users would meet them) and compares
+// offline/edgelist/wild_test.go as users would meet them) and compares
 // each stream with the exact answer.
 func TestConvert_Wild(t *testing.T) {
 	tests := []struct {

@@ -173,8 +173,9 @@ func number(cell string) (float64, error) {
 
 // kronVertices returns 2^N for a stream named kronN.
 func kronVertices(stream string) (float64, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(stream, "kron"))
-	if err != nil || !strings.HasPrefix(stream, "kron") {
+	scale, ok := strings.CutPrefix(stream, "kron")
+	n, err := strconv.Atoi(scale)
+	if err != nil || !ok {
 		return 0, false
 	}
 	return float64(uint64(1) << n), true

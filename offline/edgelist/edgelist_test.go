@@ -3,6 +3,7 @@ package edgelist
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ func requireNoError(t *testing.T, err error) {
 
 func parseString(t *testing.T, in string, f Format) (*Graph, error) {
 	t.Helper()
-	return Parse(strings.NewReader(in), "inline", f)
+	return Parse(context.Background(), strings.NewReader(in), "inline", f, Options{})
 }
 
 func edges(pairs ...uint32) []stream.Edge {
@@ -139,13 +140,13 @@ func TestParse_Gzip(t *testing.T) {
 	zw := gzip.NewWriter(&buf)
 	zw.Write([]byte("5 6\n6 7\n"))
 	zw.Close()
-	g, err := Parse(bytes.NewReader(buf.Bytes()), "x.txt", Snap)
+	g, err := Parse(context.Background(), bytes.NewReader(buf.Bytes()), "x.txt", Snap, Options{})
 	requireNoError(t, err)
 	if g.Vertices != 3 || len(g.Edges) != 2 {
 		t.Fatalf("got %d vertices, %d edges; want 3, 2", g.Vertices, len(g.Edges))
 	}
 	// A truncated gzip member is an error, not a short graph.
-	_, err = Parse(bytes.NewReader(buf.Bytes()[:buf.Len()-6]), "x.txt", Snap)
+	_, err = Parse(context.Background(), bytes.NewReader(buf.Bytes()[:buf.Len()-6]), "x.txt", Snap, Options{})
 	if err == nil {
 		t.Fatal("truncated gzip: no error")
 	}
@@ -178,7 +179,7 @@ func TestParse_RealFiles(t *testing.T) {
 			f, err := os.Open(filepath.Join("testdata", tc.file))
 			requireNoError(t, err)
 			defer f.Close()
-			g, err := Parse(f, tc.file, tc.format)
+			g, err := Parse(context.Background(), f, tc.file, tc.format, Options{})
 			requireNoError(t, err)
 			if g.Vertices != tc.vertices || len(g.Edges) != tc.edges {
 				t.Errorf("%d vertices, %d edges; want %d, %d", g.Vertices, len(g.Edges), tc.vertices, tc.edges)
@@ -200,7 +201,7 @@ func TestParse_SelfLoopOnlyVertices(t *testing.T) {
 	f, err := os.Open("testdata/email-Eu-core.txt")
 	requireNoError(t, err)
 	defer f.Close()
-	g, err := Parse(f, "email-Eu-core.txt", Snap)
+	g, err := Parse(context.Background(), f, "email-Eu-core.txt", Snap, Options{})
 	requireNoError(t, err)
 	deg := make([]int, g.Vertices)
 	for _, e := range g.Edges {
@@ -256,7 +257,7 @@ func TestUnion(t *testing.T) {
 
 func TestParseEvents(t *testing.T) {
 	in := "source,target,rating,time\n6,2,4,1289241911.72836\n2,6,-1,1289241941.5\n3,3,1,1289241950\n"
-	ev, err := ParseEvents(strings.NewReader(in), "inline", 0)
+	ev, err := ParseEvents(context.Background(), strings.NewReader(in), "inline", 0, Options{})
 	requireNoError(t, err)
 	if ev.Vertices != 3 || len(ev.List) != 2 || ev.Stats.SelfLoops != 1 || ev.Stats.Entries != 3 {
 		t.Fatalf("got %+v", ev)
@@ -264,17 +265,17 @@ func TestParseEvents(t *testing.T) {
 	if e := ev.List[0]; e.Edge != (stream.Edge{Src: 0, Dst: 2}) || e.Time != 1289241911.72836 {
 		t.Fatalf("first event %+v", e)
 	}
-	ev, err = ParseEvents(strings.NewReader("1 2 100 9\n"), "inline", 3)
+	ev, err = ParseEvents(context.Background(), strings.NewReader("1 2 100 9\n"), "inline", 3, Options{})
 	requireNoError(t, err)
 	if ev.List[0].Time != 100 {
 		t.Fatalf("time column 3 gives %v", ev.List[0].Time)
 	}
-	_, err = ParseEvents(strings.NewReader("1 2 100\n1 2\n"), "inline", 0)
+	_, err = ParseEvents(context.Background(), strings.NewReader("1 2 100\n1 2\n"), "inline", 0, Options{})
 	var pe *ParseError
 	if !errors.As(err, &pe) || pe.Line != 2 {
 		t.Fatalf("short line: got %v, want a *ParseError at line 2", err)
 	}
-	_, err = ParseEvents(strings.NewReader("1 2 abc\n"), "inline", 0)
+	_, err = ParseEvents(context.Background(), strings.NewReader("1 2 abc\n"), "inline", 0, Options{})
 	if !errors.As(err, &pe) || pe.Line != 1 || !errors.Is(err, ErrSyntax) {
 		t.Fatalf("bad time: got %v", err)
 	}

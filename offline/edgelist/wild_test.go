@@ -140,7 +140,7 @@ func TestParse_Lenient(t *testing.T) {
 	if _, err := parseString(t, in, Snap); !errors.Is(err, ErrSyntax) {
 		t.Fatalf("strict: %v, want ErrSyntax", err)
 	}
-	g, err := ParseWith(context.Background(), strings.NewReader(in), "inline", Snap, Options{Lenient: true})
+	g, err := Parse(context.Background(), strings.NewReader(in), "inline", Snap, Options{Lenient: true})
 	requireNoError(t, err)
 	want := Stats{Lines: 11, Entries: 4, HeaderSkipped: 1, BadSkipped: 5}
 	if g.Stats != want || g.Vertices != 7 || len(g.Edges) != 4 {
@@ -157,13 +157,13 @@ func TestParse_Lenient(t *testing.T) {
 	}
 	// More bad lines than MaxQuoted: all counted, the first few quoted.
 	in = "1 2\n" + strings.Repeat("x\n", MaxQuoted+3)
-	g, err = ParseWith(context.Background(), strings.NewReader(in), "inline", Snap, Options{Lenient: true})
+	g, err = Parse(context.Background(), strings.NewReader(in), "inline", Snap, Options{Lenient: true})
 	requireNoError(t, err)
 	if g.Stats.BadSkipped != MaxQuoted+3 || len(g.Skipped.BadLines) != MaxQuoted {
 		t.Fatalf("%d skipped, %d quoted", g.Stats.BadSkipped, len(g.Skipped.BadLines))
 	}
 	// The declared formats stay strict.
-	_, err = ParseWith(context.Background(), strings.NewReader("3 1\n0 x\n"), "inline", Text, Options{Lenient: true})
+	_, err = Parse(context.Background(), strings.NewReader("3 1\n0 x\n"), "inline", Text, Options{Lenient: true})
 	if !errors.Is(err, ErrSyntax) {
 		t.Fatalf("lenient text: %v, want ErrSyntax", err)
 	}
@@ -235,18 +235,18 @@ func TestParse_NoEdges(t *testing.T) {
 // TestParseEvents_Wild checks the event parser on the same cases: lone CR,
 // 64-bit ids, negative ids, header block and lenient parsing.
 func TestParseEvents_Wild(t *testing.T) {
-	ev, err := ParseEvents(strings.NewReader("u v t\r1 18446744073709551615 5\r2 3 6\r"), "inline", 0)
+	ev, err := ParseEvents(context.Background(), strings.NewReader("u v t\r1 18446744073709551615 5\r2 3 6\r"), "inline", 0, Options{})
 	requireNoError(t, err)
 	if ev.Vertices != 4 || len(ev.List) != 2 || ev.Stats.HeaderSkipped != 1 ||
 		!slices.Equal(ev.Original, []uint64{1, 2, 3, 18446744073709551615}) {
 		t.Fatalf("got %+v", ev)
 	}
-	_, err = ParseEvents(strings.NewReader("1 2 5\n-1 3 6\n"), "inline", 0)
+	_, err = ParseEvents(context.Background(), strings.NewReader("1 2 5\n-1 3 6\n"), "inline", 0, Options{})
 	var pe *ParseError
 	if !errors.As(err, &pe) || pe.Line != 2 || !errors.Is(err, ErrRange) {
 		t.Fatalf("negative id: %v", err)
 	}
-	ev, err = ParseEventsWith(context.Background(), strings.NewReader("1 2 5\n-1 3 6\n2 3 7\n"), "inline", 0, Options{Lenient: true})
+	ev, err = ParseEvents(context.Background(), strings.NewReader("1 2 5\n-1 3 6\n2 3 7\n"), "inline", 0, Options{Lenient: true})
 	requireNoError(t, err)
 	if len(ev.List) != 2 || ev.Stats.BadSkipped != 1 || ev.Skipped.BadLines[0].Line != 2 {
 		t.Fatalf("lenient: %+v", ev)

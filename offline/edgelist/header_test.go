@@ -169,10 +169,10 @@ func (r *endless) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestParseWith_Cancel checks that a parse stops when its context is done:
+// TestParse_Cancel checks that a parse stops when its context is done:
 // it reads no more and returns a *ParseError wrapping ctx.Err() at the
 // line it had reached.
-func TestParseWith_Cancel(t *testing.T) {
+func TestParse_Cancel(t *testing.T) {
 	for _, tc := range []struct {
 		format Format
 		prefix string
@@ -185,7 +185,7 @@ func TestParseWith_Cancel(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		r := &endless{prefix: tc.prefix, line: "1 2\n", reads: 5, cancel: cancel}
-		_, err := ParseWith(ctx, r, "endless", tc.format, Options{})
+		_, err := Parse(ctx, r, "endless", tc.format, Options{})
 		var pe *ParseError
 		if !errors.As(err, &pe) || !errors.Is(err, context.Canceled) || pe.Line < 2 || pe.Name != "endless" {
 			t.Errorf("%v: %v, want a *ParseError wrapping context.Canceled past line 1", tc.format, err)
@@ -196,7 +196,7 @@ func TestParseWith_Cancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &endless{line: "1 2 3\n", reads: 5, cancel: cancel}
-	_, err := ParseEventsWith(ctx, r, "endless", 0, Options{})
+	_, err := ParseEvents(ctx, r, "endless", 0, Options{})
 	if !errors.Is(err, context.Canceled) || r.count != r.reads {
 		t.Errorf("events: %v after %d reads, want context.Canceled after %d", err, r.count, r.reads)
 	}

@@ -2,6 +2,7 @@ package edgelist
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -13,7 +14,7 @@ import (
 //
 // Compare two commits with
 //
-//	go test -run='^$' -bench=ParseSnap -count=6 ./internal/edgelist > new.txt
+//	go test -run='^$' -bench=ParseSnap -count=6 ./offline/edgelist > new.txt
 //	~/go/bin/benchstat old.txt new.txt
 func BenchmarkParseSnap(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -26,7 +27,7 @@ func BenchmarkParseSnap(b *testing.B) {
 	data := in.Bytes()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := Parse(bytes.NewReader(data), "bench", Snap); err != nil {
+		if _, err := Parse(context.Background(), bytes.NewReader(data), "bench", Snap, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package streamgen
 
 import (
 	"bytes"
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 
@@ -61,7 +62,7 @@ func TestSnapshots_AS733(t *testing.T) {
 	for i, name := range files {
 		f, err := os.Open(filepath.Join("testdata", "as-733", name))
 		requireNoError(t, err)
-		g, err := edgelist.Parse(f, name, edgelist.Snap)
+		g, err := edgelist.Parse(context.Background(), f, name, edgelist.Snap, edgelist.Options{})
 		f.Close()
 		requireNoError(t, err)
 		if g.Vertices != want[i].vertices || len(g.Edges) != want[i].edges || g.Components() != 1 {
@@ -85,7 +86,7 @@ func TestSnapshots_AS733(t *testing.T) {
 				files[i], s, w.edges, w.ins, w.del, w.ccUnion)
 		}
 		set := replayPrefix(t, out.Bytes(), s.AfterUpdates)
-		if !slices.Equal(set.Edges(), edges[i]) {
+		if !slices.Equal(slices.Collect(set.All()), edges[i]) {
 			t.Fatalf("%s: replayed edge set differs from the snapshot", files[i])
 		}
 		if cc := set.Components().Sets(); cc != w.ccUnion {
@@ -116,7 +117,7 @@ func parseEvents(t *testing.T, name string) *edgelist.Events {
 	f, err := os.Open(filepath.Join("testdata", name))
 	requireNoError(t, err)
 	defer f.Close()
-	ev, err := edgelist.ParseEvents(f, name, 0)
+	ev, err := edgelist.ParseEvents(context.Background(), f, name, 0, edgelist.Options{})
 	requireNoError(t, err)
 	return ev
 }
@@ -200,7 +201,7 @@ func TestTemporal_Window(t *testing.T) {
 			return int(a.Dst) - int(b.Dst)
 		})
 		set := replayPrefix(t, out.Bytes(), s.Updates)
-		if !slices.Equal(set.Edges(), want) || s.Edges != len(want) {
+		if !slices.Equal(slices.Collect(set.All()), want) || s.Edges != len(want) {
 			t.Fatalf("window %v: %d final edges, want %d", w, set.Len(), len(want))
 		}
 		if s.Inserts-s.Deletes != uint64(s.Edges) || (w < 30*day && s.Deletes == 0) {
@@ -215,7 +216,7 @@ func TestTemporal_Window(t *testing.T) {
 func TestTemporal_Unsorted(t *testing.T) {
 	// Events out of order are sorted stably: (1,2) at 10 then 30 with
 	// window 5 is deleted before (2,3)'s event at 20 and inserted again.
-	ev, err := edgelist.ParseEvents(strings.NewReader("1 2 30\n2 3 20\n1 2 10\n"), "x", 0)
+	ev, err := edgelist.ParseEvents(context.Background(), strings.NewReader("1 2 30\n2 3 20\n1 2 10\n"), "x", 0, edgelist.Options{})
 	requireNoError(t, err)
 	var out bytes.Buffer
 	s, err := Temporal(&out, ev, TemporalConfig{Window: 5})

@@ -6,6 +6,47 @@ import (
 	"math"
 )
 
+// Format names an input format. Its String form is the name used on the
+// command line.
+type Format int
+
+const (
+	// Snap is a whitespace- or comma-separated edge list with '#' or '%'
+	// comments and arbitrary unsigned 64-bit ids.
+	Snap Format = iota
+	// MTX is a MatrixMarket coordinate file (1-based, declared size), with
+	// or without its banner.
+	MTX
+	// LG is the Graphs.jl LG text format (1-based, declared size).
+	LG
+	// GML is the Graph Modelling Language (declared node list).
+	GML
+	// Text is the untyped text stream format: "n m", then "u v" lines
+	// (0-based, declared size).
+	Text
+)
+
+var formatNames = [...]string{Snap: "snap", MTX: "mtx", LG: "lg", GML: "gml", Text: "text"}
+
+// String returns the format's command-line name, for example "snap".
+func (f Format) String() string {
+	if f >= 0 && int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// ParseFormat returns the Format named name ("snap", "mtx", "lg", "gml" or
+// "text"). It returns an error wrapping ErrUnsupported for any other name.
+func ParseFormat(name string) (Format, error) {
+	for f, n := range formatNames {
+		if n == name {
+			return Format(f), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: format %q (want snap, mtx, lg, gml or text)", ErrUnsupported, name)
+}
+
 // parseSnap reads "u v [more columns]" lines. Before the first edge line, a
 // line that is not an edge and holds a word (a column header, a comment
 // that lost its '#') is skipped and counted; a line of numbers is never

@@ -2,6 +2,7 @@ package streamgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -24,18 +25,31 @@ func DefaultErdosConfig(vertices uint32, density float64, seed uint64) ErdosConf
 	}}
 }
 
+// Validate reports every problem of c at once: a *FieldError for each
+// field out of range, joined by errors.Join.
+func (c ErdosConfig) Validate() error {
+	var errs []error
+	vertices := c.Vertices
+	if vertices < 2 || vertices > MaxVertices {
+		errs = append(errs, &FieldError{"Vertices", c.Vertices, fmt.Sprintf("[2, %d]", MaxVertices)})
+		vertices = 0 // unknown
+	}
+	errs = append(errs, c.check(vertices)...)
+	if !(c.Density >= 0 && c.Density <= 1) {
+		errs = append(errs, &FieldError{"Density", c.Density, "[0, 1]"})
+	}
+	return errors.Join(errs...)
+}
+
 // Erdos writes a dynamic stream whose final graph is a G(n, p) random graph
 // (each pair an edge independently with probability Density) to out
 // (binary format) and, if cum is not nil, the final edge set to cum
 // (untyped text format). Labels are randomly permuted. See the package doc
-// for the stream's shape. It returns the summary, an error from cfg's
-// validation, from the writers, or ctx.Err().
+// for the stream's shape. It returns the summary, cfg.Validate's error, an
+// error from the writers, or ctx.Err().
 func Erdos(ctx context.Context, cfg ErdosConfig, out, cum io.Writer) (Summary, error) {
-	if cfg.Vertices < 2 || cfg.Vertices > MaxVertices {
-		return Summary{}, fmt.Errorf("streamgen: %d vertices, want [2, %d]", cfg.Vertices, MaxVertices)
-	}
-	if !(cfg.Density >= 0 && cfg.Density <= 1) {
-		return Summary{}, fmt.Errorf("streamgen: density %v, want [0, 1]", cfg.Density)
+	if err := cfg.Validate(); err != nil {
+		return Summary{}, err
 	}
 	b := idBitsFor(cfg.Vertices)
 	classes := make([]float64, (b+1)*(b+1))
@@ -45,10 +59,7 @@ func Erdos(ctx context.Context, cfg ErdosConfig, out, cum io.Writer) (Summary, e
 	v := float64(cfg.Vertices)
 	m := modelParams{name: "erdos", vertices: cfg.Vertices, idBits: b, classes: classes,
 		expectedEdges: cfg.Density * v * (v - 1) / 2}
-	g, err := newPairGen(m, cfg.Config)
-	if err != nil {
-		return Summary{}, err
-	}
+	g := newPairGen(m, cfg.Config)
 	s, err := g.generate(ctx, "erdos", out, cum)
 	s.Seed, s.Density = cfg.Seed, cfg.Density
 	return s, err

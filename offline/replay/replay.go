@@ -68,9 +68,6 @@ func NewEdgeSet(vertices uint32, maxBitmapBytes int64) *EdgeSet {
 	return s
 }
 
-// Vertices returns the number of vertex ids.
-func (s *EdgeSet) Vertices() uint32 { return s.vertices }
-
 // Len returns the number of edges in the set.
 func (s *EdgeSet) Len() int64 { return s.n }
 
@@ -90,19 +87,9 @@ func key(e stream.Edge) uint64 {
 	return uint64(min(e.Src, e.Dst))<<32 | uint64(max(e.Src, e.Dst))
 }
 
-// Contains reports whether e is in the set. e must have Src != Dst, both
-// < Vertices().
-func (s *EdgeSet) Contains(e stream.Edge) bool {
-	if s.bits != nil {
-		i := s.bit(e)
-		return s.bits[i/64]&(1<<(i%64)) != 0
-	}
-	_, ok := s.m[key(e)]
-	return ok
-}
-
 // Toggle adds e if absent and removes it if present, and reports whether e
-// is present afterwards. e must have Src != Dst, both < Vertices().
+// is present afterwards. e must have Src != Dst, both below the set's
+// vertex count.
 func (s *EdgeSet) Toggle(e stream.Edge) bool {
 	if s.bits != nil {
 		i := s.bit(e)
@@ -158,17 +145,9 @@ func (s *EdgeSet) All() iter.Seq[stream.Edge] {
 	}
 }
 
-// Edges returns the edges of the set as a new slice in the order of All.
-func (s *EdgeSet) Edges() []stream.Edge {
-	out := make([]stream.Edge, 0, s.n)
-	for e := range s.All() {
-		out = append(out, e)
-	}
-	return out
-}
-
-// Components returns the connected components of the graph ([0,
-// Vertices()), s) as a DSU built by a plain union-find over the edges.
+// Components returns the connected components of the graph of s, over
+// the vertex ids of NewEdgeSet, as a DSU built by a plain union-find over
+// the edges.
 func (s *EdgeSet) Components() *dsu.DSU {
 	d := dsu.New(s.vertices)
 	for e := range s.All() {
@@ -178,11 +157,11 @@ func (s *EdgeSet) Components() *dsu.DSU {
 }
 
 // ComponentCount returns the number of connected components of the graph
-// ([0, Vertices()), s), isolated vertices included, as Components().Sets()
-// would. For a set kept as a hash set (a vertex count too large for the
-// pair bitmap) it unions only the vertices the edges touch, so its memory
-// follows the edges, not Vertices(): a 21-byte stream declaring 2^32-1
-// vertices is counted without a 16 GiB union-find.
+// of s, isolated vertices included, as Components().Sets() would. For a
+// set kept as a hash set (a vertex count too large for the pair bitmap)
+// it unions only the vertices the edges touch, so its memory follows the
+// edges, not the vertex count: a 21-byte stream declaring 2^32-1 vertices
+// is counted without a 16 GiB union-find.
 func (s *EdgeSet) ComponentCount() int {
 	if s.bits != nil {
 		return s.Components().Sets()

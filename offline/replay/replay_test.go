@@ -18,6 +18,22 @@ func requireNoError(t *testing.T, err error) {
 	}
 }
 
+// contains reports whether e is in s. e must have Src != Dst, both below
+// the set's vertex count.
+func (s *EdgeSet) contains(e stream.Edge) bool {
+	if s.bits != nil {
+		i := s.bit(e)
+		return s.bits[i/64]&(1<<(i%64)) != 0
+	}
+	_, ok := s.m[key(e)]
+	return ok
+}
+
+// edges returns the edges of s as a new slice in the order of All.
+func (s *EdgeSet) edges() []stream.Edge {
+	return slices.Collect(s.All())
+}
+
 // encode returns the binary stream of us over vertices vertices.
 func encode(t *testing.T, vertices uint32, us []stream.Update) []byte {
 	t.Helper()
@@ -53,7 +69,7 @@ func TestRun_Strict(t *testing.T) {
 	if res != want {
 		t.Fatalf("got %+v, want %+v", res, want)
 	}
-	if got := set.Edges(); !slices.Equal(got, []stream.Edge{{Src: 0, Dst: 1}, {Src: 1, Dst: 2}, {Src: 3, Dst: 4}}) {
+	if got := set.edges(); !slices.Equal(got, []stream.Edge{{Src: 0, Dst: 1}, {Src: 1, Dst: 2}, {Src: 3, Dst: 4}}) {
 		t.Fatalf("edges %v", got)
 	}
 }
@@ -113,12 +129,12 @@ func TestEdgeSet_BitmapMatchesMap(t *testing.T) {
 				t.Fatalf("V=%d: toggles disagree on %v", v, e)
 			}
 		}
-		ea, eb := a.Edges(), b.Edges()
+		ea, eb := a.edges(), b.edges()
 		if !slices.Equal(ea, eb) || a.Len() != int64(len(ea)) {
 			t.Fatalf("V=%d: bitmap %d edges, map %d", v, len(ea), len(eb))
 		}
 		for _, e := range ea {
-			if !a.Contains(e) || !a.Contains(stream.Edge{Src: e.Dst, Dst: e.Src}) {
+			if !a.contains(e) || !a.contains(stream.Edge{Src: e.Dst, Dst: e.Src}) {
 				t.Fatalf("V=%d: %v listed but not contained", v, e)
 			}
 		}
@@ -142,7 +158,7 @@ func TestRun_Multiples(t *testing.T) {
 	n := 0
 	for a := uint32(2); a < 1024; a++ {
 		for b := 2 * a; b < 1024; b += a {
-			if !set.Contains(stream.Edge{Src: a, Dst: b}) {
+			if !set.contains(stream.Edge{Src: a, Dst: b}) {
 				t.Fatalf("edge (%d,%d) missing", a, b)
 			}
 			n++

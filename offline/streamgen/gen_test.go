@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"math"
 	"slices"
 	"testing"
 
-	"sketchcc/internal/offline/edgelist"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/edgelist"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 
@@ -44,7 +45,7 @@ func checkGenerated(t *testing.T, s Summary, out, cum []byte) {
 	for {
 		n, err := tr.Read(buf)
 		for _, u := range buf[:n] {
-			cumEdges = append(cumEdges, u.Edge.Canonical())
+			cumEdges = append(cumEdges, stream.Edge{Src: min(u.Src, u.Dst), Dst: max(u.Src, u.Dst)})
 		}
 		if err != nil {
 			break
@@ -53,7 +54,7 @@ func checkGenerated(t *testing.T, s Summary, out, cum []byte) {
 	slices.SortFunc(cumEdges, func(a, b stream.Edge) int {
 		return int(int64(a.Src)<<32 + int64(a.Dst) - (int64(b.Src)<<32 + int64(b.Dst)))
 	})
-	if !slices.Equal(set.Edges(), cumEdges) {
+	if !slices.Equal(slices.Collect(set.All()), cumEdges) {
 		t.Fatalf("final edge set of the stream (%d edges) differs from the cumulative file (%d)",
 			set.Len(), len(cumEdges))
 	}
@@ -164,18 +165,39 @@ func TestErdos(t *testing.T) {
 }
 
 func TestConfig_Validate(t *testing.T) {
-	bad := []ErdosConfig{
-		{Vertices: 1, Density: 0.5},
-		{Vertices: 10, Density: 1.5},
-		{Vertices: 10, Density: 0.5, Config: Config{Churn: -1}},
-		{Vertices: 10, Density: 0.5, Config: Config{Transient: 1}},
-		{Vertices: 10, Density: 0.5, Config: Config{Rounds: 99}},
-		{Vertices: 10, Density: 0.5, Config: Config{Isolated: 10}},
+	bad := []struct {
+		cfg    ErdosConfig
+		fields []string
+	}{
+		{ErdosConfig{Vertices: 1, Density: 0.5}, []string{"Vertices"}},
+		{ErdosConfig{Vertices: 10, Density: 1.5}, []string{"Density"}},
+		{ErdosConfig{Vertices: 10, Density: 0.5, Config: Config{Churn: -1}}, []string{"Churn"}},
+		{ErdosConfig{Vertices: 10, Density: 0.5, Config: Config{Transient: 1}}, []string{"Transient"}},
+		{ErdosConfig{Vertices: 10, Density: 0.5, Config: Config{Rounds: 99}}, []string{"Rounds"}},
+		{ErdosConfig{Vertices: 10, Density: 0.5, Config: Config{Isolated: 10}}, []string{"Isolated"}},
+		{ErdosConfig{Vertices: 10, Density: 0.5, Config: Config{PassUpdates: -1, Workers: -1}}, []string{"PassUpdates", "Workers"}},
+		// Every problem at once, with a vertex count out of range.
+		{ErdosConfig{Vertices: 1, Density: -1, Config: Config{Rounds: -1, Isolated: -1}}, []string{"Vertices", "Rounds", "Isolated", "Density"}},
 	}
-	for _, cfg := range bad {
-		if _, err := Erdos(context.Background(), cfg, &bytes.Buffer{}, nil); err == nil {
-			t.Errorf("%+v: no error", cfg)
+	for _, tc := range bad {
+		var fields []string
+		for _, err := range tc.cfg.Validate().(interface{ Unwrap() []error }).Unwrap() {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("%+v: %v is not a *FieldError", tc.cfg, err)
+			}
+			fields = append(fields, fe.Field)
 		}
+		if !slices.Equal(fields, tc.fields) {
+			t.Errorf("%+v: problems with %q, want %q", tc.cfg, fields, tc.fields)
+		}
+		if _, err := Erdos(context.Background(), tc.cfg, &bytes.Buffer{}, nil); err == nil {
+			t.Errorf("%+v: Erdos ran", tc.cfg)
+		}
+	}
+	err := KronConfig{Scale: 1, Density: 0.5}.Validate()
+	if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "Scale" || err.Error() != "streamgen: Scale = 1, want [2, 20]" {
+		t.Errorf("scale 1: %v, want a *FieldError for Scale", err)
 	}
 	if _, err := Kron(context.Background(), KronConfig{Scale: 1, Density: 0.5}, &bytes.Buffer{}, nil); err == nil {
 		t.Error("scale 1: no error")

@@ -44,14 +44,10 @@ type Events struct {
 // are unsigned 64-bit labels, relabelled by rank as for Snap, self-loop ids
 // included; self-loop events are dropped and counted. Gzip input is
 // decompressed first. Bad input is a *ParseError with its line number.
-func ParseEvents(r io.Reader, name string, timeColumn int) (*Events, error) {
-	return ParseEventsWith(context.Background(), r, name, timeColumn, Options{})
-}
-
-// ParseEventsWith is ParseEvents with options, stopped by ctx as ParseWith
-// is: with o.Lenient, a line after the first event that does not parse is
-// skipped, counted and quoted instead of failing.
-func ParseEventsWith(ctx context.Context, r io.Reader, name string, timeColumn int, o Options) (*Events, error) {
+// ctx stops it as it stops Parse. With o.Lenient, a line after the first
+// event that does not parse is skipped, counted and quoted instead of
+// failing.
+func ParseEvents(ctx context.Context, r io.Reader, name string, timeColumn int, o Options) (*Events, error) {
 	if timeColumn != 0 && timeColumn < 3 {
 		return nil, fmt.Errorf("%w: time column %d (want 0 for the last, or >= 3)", ErrUnsupported, timeColumn)
 	}

@@ -2,6 +2,7 @@ package streamgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -57,23 +58,34 @@ func DefaultIsolated(scale int) int {
 // expected number of edges is Density·V·(V−1)/2. Vertex labels are then
 // randomly permuted. See the package doc for the stream's shape.
 //
-// It returns the summary, an error from cfg's validation, from the writers,
+// It returns the summary, cfg.Validate's error, an error from the writers,
 // or ctx.Err() if ctx is cancelled.
 func Kron(ctx context.Context, cfg KronConfig, out, cum io.Writer) (Summary, error) {
-	if cfg.Scale < 2 || cfg.Scale > MaxKronScale {
-		return Summary{}, fmt.Errorf("streamgen: scale %d, want [2, %d]", cfg.Scale, MaxKronScale)
-	}
-	if !(cfg.Density > 0 && cfg.Density < 1) {
-		return Summary{}, fmt.Errorf("streamgen: density %v, want (0, 1)", cfg.Density)
-	}
-	m := kronModel(cfg.Scale, cfg.Density)
-	g, err := newPairGen(m.modelParams, cfg.Config)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
 	}
+	m := kronModel(cfg.Scale, cfg.Density)
+	g := newPairGen(m.modelParams, cfg.Config)
 	s, err := g.generate(ctx, "kron", out, cum)
 	s.Seed, s.Scale, s.Drops, s.Density = cfg.Seed, cfg.Scale, m.drops, cfg.Density
 	return s, err
+}
+
+// Validate reports every problem of c at once: a *FieldError for each
+// field out of range, joined by errors.Join.
+func (c KronConfig) Validate() error {
+	var errs []error
+	vertices := uint32(0) // unknown
+	if c.Scale < 2 || c.Scale > MaxKronScale {
+		errs = append(errs, &FieldError{"Scale", c.Scale, fmt.Sprintf("[2, %d]", MaxKronScale)})
+	} else {
+		vertices = 1 << c.Scale
+	}
+	errs = append(errs, c.check(vertices)...)
+	if !(c.Density > 0 && c.Density < 1) {
+		errs = append(errs, &FieldError{"Density", c.Density, "(0, 1)"})
+	}
+	return errors.Join(errs...)
 }
 
 type kron struct {

@@ -39,7 +39,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		format := Format(int(data[0]&0x7f) % len(formatNames))
-		g, err := ParseWith(context.Background(), bytes.NewReader(data[1:]), "fuzz", format, Options{Lenient: data[0]&0x80 != 0})
+		g, err := Parse(context.Background(), bytes.NewReader(data[1:]), "fuzz", format, Options{Lenient: data[0]&0x80 != 0})
 		if err != nil {
 			return
 		}
@@ -60,7 +60,7 @@ func FuzzParseEvents(f *testing.F) {
 	f.Add([]byte("1 2 5\n-1 3 6\nx\n2 3 7\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lenient := len(data) > 0 && data[0] == '!'
-		ev, err := ParseEventsWith(context.Background(), bytes.NewReader(data), "fuzz", 0, Options{Lenient: lenient})
+		ev, err := ParseEvents(context.Background(), bytes.NewReader(data), "fuzz", 0, Options{Lenient: lenient})
 		if err != nil {
 			return
 		}

@@ -168,79 +168,93 @@ func (p *gmlParser) pairs(depth int, onPair func(gmlPair) error, onList func(key
 	}
 }
 
+// gmlGraph is what the graph list declares: node ids and the edges
+// between them, in node ids, with the line of each edge block.
+type gmlGraph struct {
+	ids       []uint64
+	edges     []uint64 // source, target pairs
+	edgeLines []int64
+}
+
+// uint returns pr's value as an unsigned integer, or an error.
+func (p *gmlParser) uint(pr gmlPair) (uint64, error) {
+	n, ok := parseUint(pr.value.text)
+	if pr.value.quoted || !ok {
+		return 0, p.errAt(pr.line, "%s: want an unsigned integer, got %q", pr.key, pr.value.text)
+	}
+	return n, nil
+}
+
+// block reads the list of a kind block (node, edge) and returns the
+// unsigned values of keys, each required once, and the line the block
+// starts at. Other keys are ignored.
+func (p *gmlParser) block(kind string, depth int, keys ...string) ([]uint64, int64, error) {
+	vals := make([]uint64, len(keys))
+	seen := make([]bool, len(keys))
+	line := p.x.lr.line
+	err := p.pairs(depth, func(pr gmlPair) error {
+		for i, k := range keys {
+			if pr.key == k {
+				if seen[i] {
+					return p.errAt(pr.line, "%s has two %q keys", kind, k)
+				}
+				n, err := p.uint(pr)
+				if err != nil {
+					return err
+				}
+				vals[i], seen[i] = n, true
+			}
+		}
+		return nil
+	}, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, k := range keys {
+		if !seen[i] {
+			return nil, 0, p.errAt(line, "%s without %q", kind, k)
+		}
+	}
+	return vals, line, nil
+}
+
+// graph reads the list of a graph block into g: its node and edge
+// blocks; other lists are skipped.
+func (p *gmlParser) graph(depth int, g *gmlGraph) error {
+	return p.pairs(depth, nil, func(key string, depth int) error {
+		switch key {
+		case "node":
+			v, _, err := p.block("node", depth, "id")
+			if err != nil {
+				return err
+			}
+			g.ids = append(g.ids, v[0])
+		case "edge":
+			v, line, err := p.block("edge", depth, "source", "target")
+			if err != nil {
+				return err
+			}
+			g.edges = append(g.edges, v[0], v[1])
+			g.edgeLines = append(g.edgeLines, line)
+		default:
+			return p.pairs(depth, nil, nil)
+		}
+		return nil
+	})
+}
+
 // parseGML reads the first "graph [ ... ]" list of a GML file.
 func parseGML(lr *lineReader) (*builder, error) {
 	p := &gmlParser{x: &gmlLexer{lr: lr}}
 	b := &builder{declared: -1}
-	var ids []uint64
-	var raw []uint64 // source, target pairs in node ids
-	var rawLines []int64
+	var g gmlGraph
 	found := false
-
-	intValue := func(pr gmlPair) (uint64, error) {
-		n, ok := parseUint(pr.value.text)
-		if pr.value.quoted || !ok {
-			return 0, p.errAt(pr.line, "%s: want an unsigned integer, got %q", pr.key, pr.value.text)
-		}
-		return n, nil
-	}
-	block := func(kind string, depth int, keys ...string) ([]uint64, int64, error) {
-		vals := make([]uint64, len(keys))
-		seen := make([]bool, len(keys))
-		line := lr.line
-		err := p.pairs(depth, func(pr gmlPair) error {
-			for i, k := range keys {
-				if pr.key == k {
-					if seen[i] {
-						return p.errAt(pr.line, "%s has two %q keys", kind, k)
-					}
-					n, err := intValue(pr)
-					if err != nil {
-						return err
-					}
-					vals[i], seen[i] = n, true
-				}
-			}
-			return nil
-		}, nil)
-		if err != nil {
-			return nil, 0, err
-		}
-		for i, k := range keys {
-			if !seen[i] {
-				return nil, 0, p.errAt(line, "%s without %q", kind, k)
-			}
-		}
-		return vals, line, nil
-	}
-	onGraph := func(depth int) error {
-		return p.pairs(depth, nil, func(key string, depth int) error {
-			switch key {
-			case "node":
-				v, _, err := block("node", depth, "id")
-				if err != nil {
-					return err
-				}
-				ids = append(ids, v[0])
-			case "edge":
-				v, line, err := block("edge", depth, "source", "target")
-				if err != nil {
-					return err
-				}
-				raw = append(raw, v[0], v[1])
-				rawLines = append(rawLines, line)
-			default:
-				return p.pairs(depth, nil, nil)
-			}
-			return nil
-		})
-	}
 	err := p.pairs(0, nil, func(key string, depth int) error {
 		if key != "graph" || found {
 			return p.pairs(depth, nil, nil)
 		}
 		found = true
-		return onGraph(depth)
+		return p.graph(depth, &g)
 	})
 	b.stats.Lines = p.x.lines
 	if err != nil {
@@ -250,7 +264,7 @@ func parseGML(lr *lineReader) (*builder, error) {
 		return nil, &ParseError{Name: lr.name, Err: ErrSyntax, Detail: "no \"graph [ ... ]\" list"}
 	}
 	// Node ids in ascending order become 0..n-1.
-	order := slices.Clone(ids)
+	order := slices.Clone(g.ids)
 	slices.Sort(order)
 	for i := 1; i < len(order); i++ {
 		if order[i] == order[i-1] {
@@ -263,15 +277,15 @@ func parseGML(lr *lineReader) (*builder, error) {
 	if len(order) == 0 {
 		b.original = nil
 	}
-	for i := 0; i < len(raw); i += 2 {
-		s, okS := slices.BinarySearch(order, raw[i])
-		t, okT := slices.BinarySearch(order, raw[i+1])
+	for i := 0; i < len(g.edges); i += 2 {
+		s, okS := slices.BinarySearch(order, g.edges[i])
+		t, okT := slices.BinarySearch(order, g.edges[i+1])
 		if !okS || !okT {
-			bad := raw[i]
+			bad := g.edges[i]
 			if okS {
-				bad = raw[i+1]
+				bad = g.edges[i+1]
 			}
-			return nil, &ParseError{Name: lr.name, Line: rawLines[i/2], Err: ErrRange,
+			return nil, &ParseError{Name: lr.name, Line: g.edgeLines[i/2], Err: ErrRange,
 				Detail: fmt.Sprintf("edge names node %d, which is not declared", bad)}
 		}
 		b.add(uint64(s), uint64(t))

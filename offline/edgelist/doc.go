@@ -52,7 +52,8 @@
 // original id in the ascending list of all vertex ids of the file (declared
 // or seen). For the declared-count formats this keeps the natural order:
 // 1..n become 0..n-1 (MTX, LG), 0..n-1 stay (Text), GML node ids keep their
-// ascending order. Graph.ID maps new ids back.
+// ascending order. Graph.WriteMap writes the new ids and the original
+// ones.
 //
 // A declared range keeps every declared vertex, isolated ones included
 // (they count as components), but holds no table of them: Graph.Original

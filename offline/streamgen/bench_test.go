@@ -9,7 +9,7 @@ import (
 // BenchmarkKron generates whole Kronecker streams (no cumulative file) into
 // io.Discard with one worker; pairs/s is the scan rate.
 //
-//	go test -run='^$' -bench=Kron -count=10 ./internal/streamgen > old.txt
+//	go test -run='^$' -bench=Kron -count=10 ./offline/streamgen > old.txt
 //	benchstat old.txt new.txt
 func BenchmarkKron(b *testing.B) {
 	for _, scale := range []int{10, 12} {

@@ -4,10 +4,11 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/offline/edgelist"
+	"sketchcc/offline/edgelist"
 	"sketchcc/stream"
 )
 
@@ -16,12 +17,25 @@ import (
 // Src != Dst, both < vertices. No edges is a stream of 0 updates: vertices
 // isolated vertices.
 func WriteInserts(w io.Writer, vertices uint32, edges []stream.Edge) error {
-	sw, err := stream.NewWriter(w, stream.Header{Vertices: vertices, Updates: uint64(len(edges))})
+	return writeUpdates(w, stream.Header{Vertices: vertices, Updates: uint64(len(edges))},
+		func(yield func(stream.Update) bool) {
+			for _, e := range edges {
+				if !yield(stream.Update{Type: stream.Insert, Edge: e}) {
+					return
+				}
+			}
+		})
+}
+
+// writeUpdates writes a binary stream of header h and updates, which
+// must be h.Updates long.
+func writeUpdates(w io.Writer, h stream.Header, updates iter.Seq[stream.Update]) error {
+	sw, err := stream.NewWriter(w, h)
 	if err != nil {
 		return err
 	}
-	for _, e := range edges {
-		if err := sw.Write(stream.Update{Type: stream.Insert, Edge: e}); err != nil {
+	for u := range updates {
+		if err := sw.Write(u); err != nil {
 			return err
 		}
 	}
@@ -161,11 +175,11 @@ type TemporalSummary struct {
 // self-loops give a stream of 0 updates.
 func Temporal(w io.Writer, ev *edgelist.Events, cfg TemporalConfig) (TemporalSummary, error) {
 	if !(cfg.Window >= 0) {
-		return TemporalSummary{}, fmt.Errorf("streamgen: window %v, want >= 0", cfg.Window)
+		return TemporalSummary{}, &FieldError{"Window", cfg.Window, ">= 0"}
 	}
 	for _, k := range cfg.Checkpoints {
 		if k < 0 || k > len(ev.List) {
-			return TemporalSummary{}, fmt.Errorf("streamgen: checkpoint after %d events, want [0, %d]", k, len(ev.List))
+			return TemporalSummary{}, &FieldError{"Checkpoints", k, fmt.Sprintf("[0, %d], the number of events", len(ev.List))}
 		}
 	}
 	events := ev.List
@@ -198,14 +212,8 @@ func Temporal(w io.Writer, ev *edgelist.Events, cfg TemporalConfig) (TemporalSum
 			if c != k {
 				continue
 			}
-			d := dsu.New(ev.Vertices)
-			for i, p := range present {
-				if p {
-					d.Union(uint32(distinct[i]>>32), uint32(distinct[i]))
-				}
-			}
 			s.Checkpoints = append(s.Checkpoints, Checkpoint{Events: k,
-				AfterUpdates: uint64(len(updates)), Edges: edges, Components: d.Sets()})
+				AfterUpdates: uint64(len(updates)), Edges: edges, Components: components(ev.Vertices, distinct, present)})
 		}
 	}
 	edgeOf := func(i int) stream.Edge {
@@ -246,21 +254,19 @@ func Temporal(w io.Writer, ev *edgelist.Events, cfg TemporalConfig) (TemporalSum
 		}
 	}
 	s.Edges = edges
-	d := dsu.New(ev.Vertices)
+	s.Components = components(ev.Vertices, distinct, present)
+	return s, writeUpdates(w, stream.Header{Vertices: ev.Vertices, Updates: s.Updates}, slices.Values(updates))
+}
+
+// components returns the number of connected components of the graph on
+// [0, vertices) whose edges are the keys Src<<32|Dst of distinct that
+// present marks.
+func components(vertices uint32, distinct []uint64, present []bool) int {
+	d := dsu.New(vertices)
 	for i, p := range present {
 		if p {
 			d.Union(uint32(distinct[i]>>32), uint32(distinct[i]))
 		}
 	}
-	s.Components = d.Sets()
-	sw, err := stream.NewWriter(w, stream.Header{Vertices: ev.Vertices, Updates: s.Updates})
-	if err != nil {
-		return s, err
-	}
-	for _, u := range updates {
-		if err := sw.Write(u); err != nil {
-			return s, err
-		}
-	}
-	return s, sw.Close()
+	return d.Sets()
 }
