@@ -9,14 +9,14 @@ import (
 	"slices"
 	"testing"
 
-	"sketchcc/internal/offline/replay"
-	"sketchcc/internal/offline/streamgen"
 	"sketchcc/internal/testgraph"
+	"sketchcc/offline/replay"
+	"sketchcc/offline/streamgen"
 	"sketchcc/stream"
 )
 
 // truthLabels replays records [0, hi) of the binary stream at path with
-// toggle semantics into an exact edge set (internal/offline/replay) and returns the
+// toggle semantics into an exact edge set (offline/replay) and returns the
 // union-find's component labels (numbered by smallest vertex, as
 // Result.Labels is) and count.
 func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, components int) {

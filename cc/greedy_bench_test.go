@@ -11,7 +11,7 @@ import (
 
 	"sketchcc/dsu"
 	"sketchcc/internal/cputime"
-	"sketchcc/internal/offline/streamgen"
+	"sketchcc/offline/streamgen"
 	"sketchcc/stream"
 )
 

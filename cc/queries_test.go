@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/offline/streamgen"
 	"sketchcc/internal/testgraph"
+	"sketchcc/offline/streamgen"
 	"sketchcc/stream"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/offline/streamgen"
 	"sketchcc/internal/testgraph"
+	"sketchcc/offline/streamgen"
 	"sketchcc/stream"
 )
 

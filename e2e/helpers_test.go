@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 

@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/offline/replay"
+	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
 
 // prefixDSU replays the first k updates of the stream at path with toggle
-// semantics (internal/offline/replay) and returns the union-find of that prefix's
+// semantics (offline/replay) and returns the union-find of that prefix's
 // graph.
 func prefixDSU(t *testing.T, path string, k uint64) *dsu.DSU {
 	t.Helper()
