@@ -312,11 +312,7 @@ func TestInsert_Allocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	edges := make([]stream.Edge, 1<<14)
 	for i := range edges {
-		s, d := rng.Uint32N(vertices), rng.Uint32N(vertices-1)
-		if d >= s {
-			d++
-		}
-		edges[i] = edge(s, d)
+		edges[i] = randomEdge(rng, vertices)
 	}
 	// Warm up: every gutter has been non-empty once, so the list of
 	// non-empty gutters has reached its capacity.
