@@ -32,7 +32,7 @@ func BenchmarkFlush(b *testing.B) {
 				for b.Loop() {
 					b.StopTimer()
 					g.InsertBatch(us)
-					walked += len(g.nonEmpt)
+					walked += len(g.own().nonEmpt)
 					b.StartTimer()
 					if op == "local" {
 						g.FlushLocal(apply, nil)

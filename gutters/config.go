@@ -38,8 +38,8 @@ type Config struct {
 	// sketch: batch factor · sketch bytes per vertex / 4 (DESIGN.md §3).
 	BatchUpdates int
 	// QueueBatches is the number of spare buffers: full batches queued or
-	// being sketched before Insert blocks, at most MaxQueueBatches. Zero
-	// means DefaultQueueBatches.
+	// being sketched before InsertBatch blocks, at most MaxQueueBatches.
+	// Zero means DefaultQueueBatches.
 	QueueBatches int
 	// Queue, when set, is called with a batch's vertex as the batch is
 	// queued, on the goroutine inserting or flushing; its result travels

@@ -24,11 +24,12 @@ func settleIn[T lineID](buf, lines []T, v, fill uint32) {
 }
 
 // emit hands v's buffer to the queue and gives v a spare one, counting the
-// batch in st (the inserting goroutine's own counters). When no spare is
-// free it waits for one, or, once InterruptOn's channel is closed, passes
-// the gutter to its apply and empties it. The select waits only when the
-// queue is full, so a free spare costs the receive it always did.
-func (g *Gutters) emit(v uint32, st *Stats) {
+// batch in share p (the emitting goroutine's). When no spare is free it
+// waits for one, or, once InterruptOn's channel is closed, passes the
+// gutter to its apply and empties it. The select waits only when the queue
+// is full, so a free spare costs the receive it always did.
+func (g *Gutters) emit(v uint32, p *Part) {
+	st := &p.stats
 	select {
 	case spare := <-g.free:
 		g.handOver(v, spare, st)
@@ -96,7 +97,7 @@ func buffer[T lineID](slab []T, slot int32, stride, n int) []T {
 	return slab[lo : lo+n : lo+n]
 }
 
-// Flush emits every non-empty gutter as a batch. It blocks as Insert does,
+// Flush emits every non-empty gutter as a batch. It blocks as InsertBatch does,
 // so a consumer must be draining Batches. The caller learns that the
 // batches have been applied from its consumer, not from Flush.
 func (g *Gutters) Flush() { g.flush(nil, nil) }
@@ -123,16 +124,13 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32), stop
 // flush takes every non-empty gutter, after the staged updates: it hands
 // the gutter over as a batch, waiting for a spare buffer, or, when local
 // is set and no spare is free, passes it to local and empties it in place.
-// It is the one walk over the non-empty gutters. It returns false when
-// stop ended it early.
+// It walks each share's list of non-empty gutters in turn, emptying it.
+// It returns false when stop ended it early.
 func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32), stop func() bool) bool {
 	g.insertStaged()
 	g.drainSpills()
-	var all bool
-	if g.nonEmpt, all = g.flushList(g.nonEmpt, local, stop); !all {
-		return false
-	}
-	for _, p := range g.parts {
+	for _, p := range g.shares {
+		var all bool
 		if p.nonEmpt, all = g.flushList(p.nonEmpt, local, stop); !all {
 			return false
 		}
@@ -144,6 +142,7 @@ func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32), stop func
 // returns what is left of the list (empty, unless stop ended it early)
 // and whether it took them all.
 func (g *Gutters) flushList(list []uint32, local func(vertex uint32, neighbors []uint32), stop func() bool) ([]uint32, bool) {
+	own := g.own()
 	for i, v := range list {
 		if stop != nil && stop() {
 			return list[i:], false
@@ -154,19 +153,19 @@ func (g *Gutters) flushList(list []uint32, local func(vertex uint32, neighbors [
 			continue
 		}
 		if local == nil {
-			g.emit(v, &g.stats)
-			g.stats.FlushedBatches++
+			g.emit(v, own)
+			own.stats.FlushedBatches++
 			continue
 		}
 		select {
 		case spare := <-g.free:
-			g.handOver(v, spare, &g.stats)
-			g.stats.FlushedBatches++
+			g.handOver(v, spare, &own.stats)
+			own.stats.FlushedBatches++
 		default:
 			g.settle(v)
 			local(v, g.Held(v, &g.wide))
 			g.tails[v].fill = 0
-			g.stats.LocalBatches++
+			own.stats.LocalBatches++
 		}
 	}
 	return list[:0], true

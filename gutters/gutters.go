@@ -4,9 +4,10 @@
 // A gutter holds neighbour ids for one vertex. Every edge update {u,v} goes
 // into both endpoints' gutters: v into u's and u into v's. When a gutter
 // holds BatchUpdates ids it becomes a Batch on a bounded queue and the
-// vertex gets an empty buffer from a pool of spares; when no spare is free,
-// Insert blocks until a consumer releases a batch (that is the
-// back-pressure that reaches the stream reader). Flush emits every
+// vertex gets an empty buffer from a pool of spares; when no spare is free
+// (QueueBatches batches queued or unreleased), InsertBatch blocks until a
+// consumer releases a batch (that is the back-pressure that reaches the
+// stream reader). Flush emits every
 // non-empty gutter, as a query needs, at a cost that follows the number of
 // non-empty gutters rather than the number of vertices.
 //
@@ -28,14 +29,15 @@
 // destinations in the slab a half at a time, so that their TLB walks and
 // cache misses overlap, and copies each line a half later.
 //
-// Insert, Flush and Close are not safe for concurrent use: one stream
-// reader feeds them. Several goroutines may insert at once through Parts,
-// each owning a disjoint share of the vertices. Release may be called from
-// any goroutine.
+// InsertBatch, Flush, FlushLocal, Settle and Close are not safe for
+// concurrent use: one stream reader feeds them. Several goroutines may
+// insert at once through Parts, each owning a disjoint share of the
+// vertices. Release may be called from any goroutine.
 package gutters
 
 import (
 	"errors"
+	"iter"
 	"unsafe"
 
 	"sketchcc/internal/hugepage"
@@ -89,35 +91,46 @@ type Stats struct {
 
 // Gutters is the set of per-vertex gutters.
 type Gutters struct {
-	cfg    Config
+	cfg Config
+	buffers
+	tails  []tail // by vertex: its buffer and how full it is
+	listed []bool // by vertex: is it on a share's list of non-empty gutters
+	// shares[0] is the caller's share (InsertBatch, the flushes), then
+	// come the Parts (shares[1:]): each lists the non-empty gutters it
+	// appended to, counts its batches and queues its spills. Walking the
+	// shares (and nonEmpty) is how flush, Settle, the spills and Stats
+	// reach every gutter.
+	shares []*Part
+	stage  *stage // updates not yet in the gutters; nil below stageMinVertices
+	free   chan int32
+	queue  chan Batch
+	interruption
+	// wide holds a narrow gutter's ids widened for FlushLocal's apply.
+	wide   []uint32
+	closed bool
+}
+
+// buffers is the gutters' memory, 64-byte aligned.
+type buffers struct {
 	stride int // cfg.stride()
-	// raw is the slab, 64-byte aligned, in 4-byte words: the spill queue
-	// copies lines to it and prefetches them in it. It holds (Vertices +
-	// QueueBatches) buffers of stride ids: 32-bit ids in raw itself, or,
-	// when cfg.narrow(), 16-bit ids in slab16, a view of raw (else nil).
+	// raw is the slab, in 4-byte words: the spill queue copies lines to
+	// it and prefetches them in it. It holds (Vertices + QueueBatches)
+	// buffers of stride ids: 32-bit ids in raw itself, or, when
+	// cfg.narrow(), 16-bit ids in slab16, a view of raw (else nil).
 	raw    []uint32
 	slab16 []uint16
-	// By vertex, its tail line of tailIDs ids, 64-byte aligned: lines16
-	// when cfg.narrow(), else lines; the other is nil.
+	// By vertex, its tail line of tailIDs ids: lines16 when
+	// cfg.narrow(), else lines; the other is nil.
 	lines   []uint32
 	lines16 []uint16
-	// wide holds a narrow gutter's ids widened for FlushLocal's apply.
-	wide    []uint32
-	tails   []tail   // by vertex: its buffer and how full it is
-	listed  []bool   // by vertex: is it in nonEmpty
-	nonEmpt []uint32 // vertices whose gutter may be non-empty
-	free    chan int32
-	queue   chan Batch
-	// interrupt and onInterrupt are InterruptOn's: an emit waiting for a
-	// spare stops waiting when interrupt is closed. Set only while no
-	// insert runs.
+}
+
+// interruption is InterruptOn's: an emit waiting for a spare stops
+// waiting when interrupt is closed and passes the gutter to onInterrupt.
+// Set only while no insert runs.
+type interruption struct {
 	interrupt   <-chan struct{}
 	onInterrupt func(vertex uint32, neighbors []uint32)
-	stats       Stats
-	closed      bool
-	sq          spills  // InsertBatch's full tail lines not yet in the slab
-	stage       *stage  // updates not yet in the gutters; nil below stageMinVertices
-	parts       []*Part // made by Parts; each lists its own non-empty gutters
 }
 
 // New returns empty gutters. It returns the errors of cfg.Validate.
@@ -128,11 +141,10 @@ func New(cfg Config) (*Gutters, error) {
 	}
 	n := int(cfg.Vertices)
 	g := &Gutters{
-		cfg:    cfg,
-		stride: cfg.stride(),
-		raw:    alignedIDs(int(cfg.slabBytes() / 4)),
-		tails:  make([]tail, n),
-		listed: make([]bool, n),
+		cfg:     cfg,
+		buffers: buffers{stride: cfg.stride(), raw: alignedIDs(int(cfg.slabBytes() / 4))},
+		tails:   make([]tail, n),
+		listed:  make([]bool, n),
 		// free holds every spare, so Release never blocks.
 		free: make(chan int32, cfg.QueueBatches),
 		// queue holds every batch that can exist at once, so emit blocks
@@ -148,6 +160,7 @@ func New(cfg Config) (*Gutters, error) {
 	for v := range g.tails {
 		g.tails[v].slot = int32(v)
 	}
+	g.shares = []*Part{{g: g}}
 	if cfg.Vertices >= stageMinVertices {
 		g.stage = newStage(cfg.Vertices)
 	}
@@ -194,15 +207,35 @@ func (g *Gutters) AdviseHugePages() bool {
 // Stats returns the counters, those of Parts included. It must not run
 // while a Part inserts.
 func (g *Gutters) Stats() Stats {
-	st := g.stats
+	var st Stats
 	var pairs uint64
-	for _, p := range g.parts {
+	for _, p := range g.shares {
 		pairs += p.pairs
 		st.Batches += p.stats.Batches
+		st.FlushedBatches += p.stats.FlushedBatches
+		st.LocalBatches += p.stats.LocalBatches
 		st.InterruptedBatches += p.stats.InterruptedBatches
 	}
-	st.Updates += pairs / 2
+	st.Updates = pairs / 2
 	return st
+}
+
+// own returns the caller's share: InsertBatch's, the flushes' and Drop's.
+func (g *Gutters) own() *Part { return g.shares[0] }
+
+// nonEmpty yields every vertex whose gutter may be non-empty, share by
+// share: the walk Settle and Buffered make (flush walks the shares' lists itself,
+// since it empties them and may stop part way).
+func (g *Gutters) nonEmpty() iter.Seq[uint32] {
+	return func(yield func(uint32) bool) {
+		for _, p := range g.shares {
+			for _, v := range p.nonEmpt {
+				if !yield(v) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // Close closes the batch queue; buffered updates not flushed are dropped.

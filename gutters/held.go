@@ -6,13 +6,8 @@ import "slices"
 // staging buffer (twice the updates not yet emitted). It changes nothing.
 func (g *Gutters) Buffered() uint64 {
 	var n uint64
-	for _, v := range g.nonEmpt {
+	for v := range g.nonEmpty() {
 		n += uint64(g.tails[v].fill)
-	}
-	for _, p := range g.parts {
-		for _, v := range p.nonEmpt {
-			n += uint64(g.tails[v].fill)
-		}
 	}
 	if g.stage != nil {
 		n += 2 * uint64(len(g.stage.updates))
@@ -27,13 +22,8 @@ func (g *Gutters) Buffered() uint64 {
 func (g *Gutters) Settle() {
 	g.insertStaged()
 	g.drainSpills()
-	for _, v := range g.nonEmpt {
+	for v := range g.nonEmpty() {
 		g.settle(v)
-	}
-	for _, p := range g.parts {
-		for _, v := range p.nonEmpt {
-			g.settle(v)
-		}
 	}
 }
 
@@ -41,7 +31,7 @@ func (g *Gutters) Settle() {
 // yet emitted. It is whole only after Settle, with no insert since. The
 // slice aliases the gutter, or for narrow gutters (Vertices ≤ 2^16) *buf,
 // which Held grows as needed and fills with the ids widened; it is valid
-// until the next InsertBatch, Flush or Close (and, narrow, the next use of
+// until the next InsertBatch, Part.Insert, Flush or Close (and, narrow, the next use of
 // buf), and the caller must not write it. Held may be called from several
 // goroutines, each with its own buf, while none of those runs.
 func (g *Gutters) Held(v uint32, buf *[]uint32) []uint32 {
@@ -73,6 +63,6 @@ func widen(buf *[]uint32, ids []uint16) []uint32 {
 func (g *Gutters) Drop(v uint32) {
 	if g.tails[v].fill > 0 {
 		g.tails[v].fill = 0
-		g.stats.LocalBatches++
+		g.own().stats.LocalBatches++
 	}
 }

@@ -12,19 +12,19 @@ import (
 func (g *Gutters) insert(e stream.Edge) {
 	g.add(e.Src, e.Dst)
 	g.add(e.Dst, e.Src)
-	g.stats.Updates++
+	g.own().pairs += 2
 }
 
 // InsertBatch puts every update {u.Src, u.Dst} of us into both endpoints'
 // gutters. Ids must be < Vertices and distinct (the stream readers check).
 // It blocks while QueueBatches batches are queued or unreleased (see
-// InterruptOn), and allocates nothing. With many
-// vertices (see stageMinVertices) it first collects updates in a staging
-// buffer and inserts them in runs grouped by vertex range, so that the
-// appends of one run share cache lines; the staged updates reach the
-// gutters before any Flush or FlushLocal.
+// InterruptOn), and allocates nothing. With many vertices (see
+// stageMinVertices) it first collects updates in a staging buffer and
+// inserts them in runs grouped by vertex range, so that the appends of one
+// run share cache lines; the staged updates reach the gutters before any
+// Flush, FlushLocal or Settle.
 func (g *Gutters) InsertBatch(us []stream.Update) {
-	g.stats.Updates += uint64(len(us))
+	g.own().pairs += 2 * uint64(len(us))
 	if g.stage == nil {
 		g.insertUpdates(us)
 		return
@@ -61,7 +61,7 @@ func insertUpdatesIn[T lineID](g *Gutters, lines []T, us []stream.Update) {
 		if k%2 == 1 {
 			v, u = u, v
 		}
-		appendEdge(g, lines, v, u, &g.nonEmpt, &g.stats, &g.sq)
+		appendEdge(g, lines, v, u, g.own())
 	}
 }
 
@@ -95,30 +95,30 @@ func (g *Gutters) insertStaged() {
 	if g.stage == nil {
 		return
 	}
-	g.insertPairs(g.stage.take(), &g.nonEmpt, &g.stats, &g.sq)
+	g.insertPairs(g.stage.take(), g.own())
 }
 
-// insertPairs appends id p[1] to vertex p[0]'s gutter for each pair p,
-// listing new non-empty gutters in nonEmpt, counting batches in st and
-// queueing spills on sq: those of the goroutine that inserts.
-func (g *Gutters) insertPairs(pairs [][2]uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+// insertPairs appends id p[1] to vertex p[0]'s gutter for each pair p, as
+// share p of the inserting goroutine: it lists new non-empty gutters, counts
+// batches and queues spills in the share.
+func (g *Gutters) insertPairs(pairs [][2]uint32, p *Part) {
 	if g.lines16 != nil {
-		insertPairsIn(g, g.lines16, pairs, nonEmpt, st, sq)
+		insertPairsIn(g, g.lines16, pairs, p)
 	} else {
-		insertPairsIn(g, g.lines, pairs, nonEmpt, st, sq)
+		insertPairsIn(g, g.lines, pairs, p)
 	}
 }
 
 // insertPairsIn is insertPairs for tail lines of T. appendRun appends up
 // to the first pair that needs appendEdge, and the pair goes to appendEdge
 // here, between runs.
-func insertPairsIn[T lineID](g *Gutters, lines []T, pairs [][2]uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+func insertPairsIn[T lineID](g *Gutters, lines []T, pairs [][2]uint32, p *Part) {
 	for {
 		i := appendRun(lines, g.tails, g.cfg.BatchUpdates, pairs)
 		if i == len(pairs) {
 			return
 		}
-		appendEdge(g, lines, pairs[i][0], pairs[i][1], nonEmpt, st, sq)
+		appendEdge(g, lines, pairs[i][0], pairs[i][1], p)
 		pairs = pairs[i+1:]
 	}
 }
@@ -155,7 +155,7 @@ type tail struct {
 
 // add appends u to v's gutter.
 func (g *Gutters) add(v, u uint32) {
-	g.insertPairs([][2]uint32{{v, u}}, &g.nonEmpt, &g.stats, &g.sq)
+	g.insertPairs([][2]uint32{{v, u}}, g.own())
 }
 
 // lineID is the type of the ids in tail lines.
@@ -183,12 +183,13 @@ func appendID[T lineID](lines []T, tails []tail, per int, v, u uint32) bool {
 	return true
 }
 
-// appendEdge appends u to v's gutter where appendID would not: it lists
-// the gutter in nonEmpt after its first append, queues a full tail line on
-// sq for its buffer, and emits a full gutter, counting the batch in st.
+// appendEdge appends u to v's gutter where appendID would not, for share
+// p: it lists the gutter in p after its first append, queues a full tail
+// line on p's spills for its buffer, and emits a full gutter, counting the
+// batch in p.
 //
 //go:noinline
-func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, nonEmpt *[]uint32, st *Stats, sq *spills) {
+func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, p *Part) {
 	k := lineIDs[T]()
 	t := &g.tails[v]
 	n := t.fill
@@ -197,14 +198,14 @@ func appendEdge[T lineID](g *Gutters, lines []T, v, u uint32, nonEmpt *[]uint32,
 	t.fill = n + 1
 	if n == 0 && !g.listed[v] {
 		g.listed[v] = true
-		*nonEmpt = append(*nonEmpt, v)
+		p.nonEmpt = append(p.nonEmpt, v)
 	}
 	if n%k == k-1 {
 		at := int(t.slot)*g.stride + int(n) - int(k-1) // in ids
-		spill(sq, g, at*int(64/k)/4, line, u)          // in words of raw
+		spill(&p.sq, g, at*int(64/k)/4, line, u)       // in words of raw
 	}
 	if int(n)+1 == g.cfg.BatchUpdates {
-		sq.drain(g)
-		g.emit(v, st)
+		p.sq.drain(g)
+		g.emit(v, p)
 	}
 }

@@ -61,8 +61,7 @@ func (sq *spills) write(g *Gutters, i int) {
 
 // drainSpills copies every queued tail line, the Parts' too, to the slab.
 func (g *Gutters) drainSpills() {
-	g.sq.drain(g)
-	for _, p := range g.parts {
+	for _, p := range g.shares {
 		p.sq.drain(g)
 	}
 }
