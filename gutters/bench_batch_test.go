@@ -31,11 +31,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			us := make([]stream.Update, 1<<22)
 			for i := range us {
-				s, d := rng.Uint32N(bc.vertices), rng.Uint32N(bc.vertices-1)
-				if d >= s {
-					d++
-				}
-				us[i] = stream.Update{Edge: edge(s, d)}
+				us[i] = stream.Update{Edge: randomEdge(rng, bc.vertices)}
 			}
 			g := newGutters(b, Config{Vertices: bc.vertices, BatchUpdates: bc.batch, QueueBatches: 16})
 			g.AdviseHugePages()
@@ -78,11 +74,8 @@ func BenchmarkPartInsert(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			pairs := make([][2]uint32, 1<<22)
 			for i := range pairs {
-				s, d := rng.Uint32N(bc.vertices), rng.Uint32N(bc.vertices-1)
-				if d >= s {
-					d++
-				}
-				pairs[i] = [2]uint32{s, d}
+				e := randomEdge(rng, bc.vertices)
+				pairs[i] = [2]uint32{e.Src, e.Dst}
 			}
 			g := newGutters(b, Config{Vertices: bc.vertices, BatchUpdates: bc.batch, QueueBatches: 16})
 			g.AdviseHugePages() // as the pipeline does

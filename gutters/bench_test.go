@@ -24,11 +24,7 @@ func BenchmarkInsert(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			edges := make([]stream.Edge, 1<<20)
 			for i := range edges {
-				s, d := rng.Uint32N(bc.vertices), rng.Uint32N(bc.vertices-1)
-				if d >= s {
-					d++
-				}
-				edges[i] = edge(s, d)
+				edges[i] = randomEdge(rng, bc.vertices)
 			}
 			g := newGutters(b, Config{Vertices: bc.vertices, BatchUpdates: 256, QueueBatches: 16})
 			var wg sync.WaitGroup

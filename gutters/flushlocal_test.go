@@ -4,8 +4,6 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
-
-	"sketchcc/stream"
 )
 
 // TestFlushLocalKeepsEveryPair: with a slow consumer, FlushLocal applies
@@ -39,11 +37,9 @@ func TestFlushLocalKeepsEveryPair(t *testing.T) {
 	local := 0
 	for round := range 5 {
 		for range 2000 {
-			a, b := rng.Uint32N(n), rng.Uint32N(n-1)
-			if b >= a {
-				b++
-			}
-			g.insert(stream.Edge{Src: a, Dst: b})
+			e := randomEdge(rng, n)
+			a, b := e.Src, e.Dst
+			g.insert(e)
 			want[[2]uint32{a, b}]++
 			want[[2]uint32{b, a}]++
 		}

@@ -18,7 +18,7 @@ import (
 // Flush, and what Buffered and Stats say, in f-test style.
 func TestInsert_Success(t *testing.T) {
 	// f inserts edges into gutters of batch size b over 4 vertices, with
-	// room for every batch, and checks the batches Insert emits, then
+	// room for every batch, and checks the batches insert emits, then
 	// Buffered, then the batches Flush emits.
 	f := func(b int, edges []stream.Edge, wantFull []Batch, wantBuffered uint64, wantFlushed []Batch) {
 		t.Helper()
@@ -41,7 +41,7 @@ func TestInsert_Success(t *testing.T) {
 			})
 		}
 		if got := take(); !equal(got, wantFull) {
-			t.Fatalf("Insert emitted %v, want %v", got, wantFull)
+			t.Fatalf("insert emitted %v, want %v", got, wantFull)
 		}
 		if got := g.Buffered(); got != wantBuffered {
 			t.Fatalf("Buffered = %d, want %d", got, wantBuffered)
@@ -84,7 +84,7 @@ func TestInsert_Success(t *testing.T) {
 		[]Batch{bt(3, 2, 2), bt(2, 3, 3)}, 2, []Batch{bt(2, 3), bt(3, 2)})
 }
 
-// TestInsertBatch checks that InsertBatch buffers as Insert does.
+// TestInsertBatch checks that InsertBatch buffers as insert (one update at a time) does.
 func TestInsertBatch(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	us := make([]stream.Update, 5000)
@@ -120,7 +120,7 @@ func TestInsertBatch(t *testing.T) {
 		}
 	})
 	if !maps.Equal(one.pairs, batch.pairs) || !slices.Equal(one.batches, batch.batches) {
-		t.Errorf("InsertBatch emitted other batches than Insert")
+		t.Errorf("InsertBatch emitted other batches than insert")
 	}
 }
 
@@ -188,7 +188,7 @@ func TestPairsOut(t *testing.T) {
 				t.Errorf("%d batches received, Stats.Batches = %d", len(got.batches), g.Stats().Batches)
 			}
 			// A gutter is emitted the moment it fills, so exactly the
-			// batches Insert emitted are full, and Flush's are not.
+			// batches insert emitted are full, and Flush's are not.
 			nfull := uint64(0)
 			for _, k := range got.batches {
 				if k == cfg.batch {
@@ -196,7 +196,7 @@ func TestPairsOut(t *testing.T) {
 				}
 			}
 			if nfull != full {
-				t.Errorf("%d full batches, Stats says Insert emitted %d", nfull, full)
+				t.Errorf("%d full batches, Stats says insert emitted %d", nfull, full)
 			}
 			// The last Flush's batches, the last to arrive, hold what
 			// Buffered counted.
@@ -212,13 +212,13 @@ func TestPairsOut(t *testing.T) {
 	}
 }
 
-// TestBackPressure checks that with no consumer Insert blocks once
+// TestBackPressure checks that with no consumer insert blocks once
 // QueueBatches batches are out, and goes on when one is released.
 func TestBackPressure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const queue = 3
 		g := newGutters(t, Config{Vertices: 4, BatchUpdates: 2, QueueBatches: queue})
-		var done [10]bool // done[i]: Insert i returned
+		var done [10]bool // done[i]: insert i returned
 		var mu sync.Mutex
 		finished := make(chan struct{})
 		go func() {
@@ -297,7 +297,7 @@ func TestFlush_BlocksWithoutConsumer(t *testing.T) {
 	})
 }
 
-// TestInsert_Allocs checks that a steady-state Insert allocates nothing.
+// TestInsert_Allocs checks that a steady-state insert allocates nothing.
 func TestInsert_Allocs(t *testing.T) {
 	const vertices = 1000
 	g := newGutters(t, Config{Vertices: vertices, BatchUpdates: 32, QueueBatches: 4})
@@ -312,11 +312,7 @@ func TestInsert_Allocs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	edges := make([]stream.Edge, 1<<14)
 	for i := range edges {
-		s, d := rng.Uint32N(vertices), rng.Uint32N(vertices-1)
-		if d >= s {
-			d++
-		}
-		edges[i] = edge(s, d)
+		edges[i] = randomEdge(rng, vertices)
 	}
 	// Warm up: every gutter has been non-empty once, so the list of
 	// non-empty gutters has reached its capacity.
@@ -329,7 +325,7 @@ func TestInsert_Allocs(t *testing.T) {
 		i++
 	})
 	if allocs != 0 {
-		t.Errorf("Insert allocates %v times per call", allocs)
+		t.Errorf("insert allocates %v times per call", allocs)
 	}
 	us := make([]stream.Update, 100)
 	for i := range us {

@@ -1,6 +1,7 @@
 package gutters
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"sketchcc/stream"
@@ -48,3 +49,13 @@ func consume(g *Gutters, check func(Batch)) collected {
 }
 
 func edge(s, d uint32) stream.Edge { return stream.Edge{Src: s, Dst: d} }
+
+// randomEdge returns an edge of two distinct random vertices in
+// [0, vertices), drawing Src first.
+func randomEdge(rng *rand.Rand, vertices uint32) stream.Edge {
+	s, d := rng.Uint32N(vertices), rng.Uint32N(vertices-1)
+	if d >= s {
+		d++
+	}
+	return edge(s, d)
+}

@@ -23,12 +23,13 @@ func PartOf(v uint32, n int) int {
 // vertices v with PartOf(v, n) == its index. Parts of one Gutters may
 // insert concurrently with each other, never with InsertBatch, Flush,
 // FlushLocal or Stats of their Gutters; one Part is for one goroutine at a
-// time.
+// time. The caller's InsertBatch has a share of the same shape, over
+// every vertex (Gutters.own).
 type Part struct {
 	g       *Gutters
-	nonEmpt []uint32 // vertices of this Part whose gutter may be non-empty
-	stats   Stats    // Batches and InterruptedBatches count this Part's; Updates is unused
-	pairs   uint64   // ids appended: two per edge update over all Parts
+	nonEmpt []uint32 // vertices whose gutter this share made non-empty
+	stats   Stats    // this share's batches; Updates is unused (see pairs)
+	pairs   uint64   // ids inserted: two per edge update over all shares
 	sq      spills   // full tail lines not yet in the slab
 }
 
@@ -39,17 +40,16 @@ func (g *Gutters) Parts(n int) ([]*Part, error) {
 	if n < 1 || n > MaxParts {
 		return nil, fmt.Errorf("gutters: %d parts, need [1, %d]", n, MaxParts)
 	}
-	if g.parts != nil {
-		if len(g.parts) != n {
-			return nil, fmt.Errorf("gutters: split into %d parts already, asked for %d", len(g.parts), n)
+	if parts := g.shares[1:]; len(parts) > 0 {
+		if len(parts) != n {
+			return nil, fmt.Errorf("gutters: split into %d parts already, asked for %d", len(parts), n)
 		}
-		return g.parts, nil
+		return parts, nil
 	}
-	g.parts = make([]*Part, n)
-	for i := range g.parts {
-		g.parts[i] = &Part{g: g}
+	for range n {
+		g.shares = append(g.shares, &Part{g: g})
 	}
-	return g.parts, nil
+	return g.shares[1:], nil
 }
 
 // Insert appends, for each pair p of pairs, the neighbour id p[1] to
@@ -59,6 +59,6 @@ func (g *Gutters) Parts(n int) ([]*Part, error) {
 // InterruptOn), and allocates nothing once the Part has listed its
 // vertices.
 func (p *Part) Insert(pairs [][2]uint32) {
-	p.g.insertPairs(pairs, &p.nonEmpt, &p.stats, &p.sq)
+	p.g.insertPairs(pairs, p)
 	p.pairs += uint64(len(pairs))
 }

@@ -47,13 +47,10 @@ func TestStagedInsertKeepsEveryPair(t *testing.T) {
 	for round := range 3 {
 		for range 130 { // 1.3 M updates per round: more than one staging buffer
 			for i := range chunk {
-				s, d := rng.Uint32N(n), rng.Uint32N(n-1)
-				if d >= s {
-					d++
-				}
-				chunk[i] = stream.Update{Edge: stream.Edge{Src: s, Dst: d}}
-				note(in, s, d)
-				note(in, d, s)
+				e := randomEdge(rng, n)
+				chunk[i] = stream.Update{Edge: e}
+				note(in, e.Src, e.Dst)
+				note(in, e.Dst, e.Src)
 			}
 			g.InsertBatch(chunk)
 			total += len(chunk)
