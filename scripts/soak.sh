@@ -2,9 +2,15 @@
 # Soak test of the scale-out path on loopback (not part of CI's run):
 # a main node reads a looping Kronecker stream at a fixed rate for
 # DURATION seconds while workers join, leave (SIGTERM), are SIGKILLed and
-# come back under the same --name. Every query's labels are compared with
-# union-find (streamtool cc), and the main node's RSS and goroutine count
-# are sampled every 5 s from its --metrics-listen endpoint.
+# come back under the same --name; the main node is paused (SIGSTOP for
+# 12-20 s, longer than the workers' failure detection) and resumed, and
+# the workers must rejoin; a worker, wp, sits behind scripts/flipproxy.py,
+# which flips one bit of a frame of batches or deltas on demand, and the
+# bad-frame counters must count each flip; IDLE idle connections are held
+# on the main node's --metrics-listen while a scrape is timed. Every
+# query's labels are compared with union-find (streamtool cc), and the
+# main node's RSS and goroutine count are sampled every 5 s from its
+# --metrics-listen endpoint.
 #
 # Usage: scripts/soak.sh BIN [DURATION]
 #   BIN       directory holding main-node, worker and streamtool
@@ -13,20 +19,24 @@
 #      SCALE  Kronecker scale of one loop of the stream (default 12)
 #      WORK   working directory (default a new one under /tmp, removed
 #             at the end unless the soak fails)
-#      SEED   seed of the churn (default: from the clock)
+#      SEED   seed of the churn and of the proxy's flips (default: from the clock)
+#      IDLE   idle connections held on the metrics endpoint (default 300)
 # The looped stream (fed through a pipe, never written to disk) repeats
 # one kron stream of n updates C times; as every
 # update toggles its edge, the graph after p updates is the graph after
 # p mod 2n, so the truth is computed once for each residue the queries
 # hit: a query after h = n/2 and after n updates of every loop.
 # Prints the churn and samples as it goes, then a summary; exits 1 when an
-# answer is wrong or the main node fails.
+# answer is wrong, the main node fails, the workers do not all reconnect
+# after a pause, or the bad-frame counters do not match the flips.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 bin=$(cd "$1" && pwd)
 duration=${2:-600}
 rate=${RATE:-100000}
 scale=${SCALE:-12}
 seed=${SEED:-$(date +%s)}
+idle_conns=${IDLE:-300}
 work=${WORK:-$(mktemp -d /tmp/sketchcc-soak.XXXXXX)}
 mkdir -p "$work"
 RANDOM=$seed
@@ -127,10 +137,125 @@ start_worker() {
 }
 for w in w1 w2 w3; do start_worker "$w"; done
 
+# wp advertises the proxy's address; the proxy forwards to its --listen,
+# a port picked here. wp is not churned, so that its exit log counts
+# every frame of batches the proxy flipped.
+wport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 "$here/flipproxy.py" 127.0.0.1:0 "127.0.0.1:$wport" "$work/proxy.log" "$seed" &
+proxy=$!
+pids+=("$proxy")
+paddr= wmaddr=
+for _ in $(seq 50); do
+	paddr=$(sed -n 's/^listening //p' "$work/proxy.log" 2>/dev/null | head -1 || true)
+	[ -n "$paddr" ] && break
+	sleep 0.1
+done
+[ -n "$paddr" ] || { echo "soak: the proxy did not start"; exit 1; }
+"$bin/worker" --join "$addr" --name wp --listen "127.0.0.1:$wport" --advertise "$paddr" \
+	--metrics-listen 127.0.0.1:0 --gossip-local --threads 1 --log-level info 2>>"$work/wp.log" &
+wp=$!
+pids+=("$wp")
+for _ in $(seq 50); do
+	wmaddr=$(sed -n 's/.*msg="metrics listening" addr=\([^ ]*\).*/\1/p' "$work/wp.log" 2>/dev/null | head -1 || true)
+	[ -n "$wmaddr" ] && break
+	sleep 0.1
+done
+[ -n "$wmaddr" ] || { echo "soak: wp did not start:"; cat "$work/wp.log"; exit 1; }
+
+# metric ADDR NAME prints the sum of NAME's series at ADDR (0 if none).
+metric() {
+	{ curl -s --max-time 5 "http://$1/metrics" 2>/dev/null || true; } |
+		awk -v m="$2" '$1 == m || index($1, m "{") == 1 {s += $2} END {print s + 0}'
+}
+# lines PATTERN FILE... prints the number of lines of the FILEs matching PATTERN.
+lines() { cat "${@:2}" 2>/dev/null | grep -c -- "$1" || true; }
+live_workers() {
+	local n=0 w
+	for w in w1 w2 w3 w4; do
+		if [ -n "${wpid[$w]:-}" ] && kill -0 "${wpid[$w]}" 2>/dev/null; then n=$((n + 1)); fi
+	done
+	if kill -0 "$wp" 2>/dev/null; then n=$((n + 1)); fi
+	echo "$n"
+}
+
+# pause stops the main node for 12-20 s, then waits (up to 60 s) until
+# every worker that declared it dead has rejoined and as many workers are
+# connected as are running; it counts the data connections the main node
+# made again meanwhile.
+pauses=() last_pause=-1000
+pause() {
+	local d=$((12 + RANDOM % 9)) dead0 rej0 conn0 dead rej live got waited
+	dead0=$(lines 'declared the main node dead' "$work"/w*.log)
+	rej0=$(lines 'rejoined the cluster' "$work"/w*.log)
+	conn0=$(lines 'msg="worker connected"' "$work/main.log")
+	echo "${now}s: main node SIGSTOPped for $d s"
+	kill -STOP "$main"
+	sleep "$d"
+	kill -CONT "$main"
+	for ((waited = 1; waited <= 60; waited++)); do
+		sleep 1
+		dead=$(($(lines 'declared the main node dead' "$work"/w*.log) - dead0))
+		rej=$(($(lines 'rejoined the cluster' "$work"/w*.log) - rej0))
+		live=$(live_workers)
+		got=$(metric "$maddr" sketchcc_workers_connected)
+		if ((rej >= dead && got >= live)) || ! kill -0 "$main" 2>/dev/null; then break; fi
+	done
+	conn0=$(($(lines 'msg="worker connected"' "$work/main.log") - conn0))
+	echo "${now}s: after SIGCONT, $dead workers had declared the main node dead, $rej rejoined;" \
+		"$got of $live workers connected after $waited s ($conn0 data connections made again)"
+	pauses+=("$d $dead $rej $got $live $waited $conn0")
+	last_pause=$now
+}
+
+# flip has the proxy flip one bit of the next frame of deltas (SIGUSR1)
+# or batches (SIGUSR2) between wp and the main node, and waits for the
+# flip and for its reader's bad-frame counter: the main node's
+# sketchcc_bad_frames_total for deltas, wp's
+# sketchcc_worker_bad_frames_total for batches.
+flip() {
+	local kind=batches sig=USR2 at=$wmaddr name=sketchcc_worker_bad_frames_total before flipped=0 want got waited
+	if ((RANDOM % 2)); then kind=deltas sig=USR1 at=$maddr name=sketchcc_bad_frames_total; fi
+	before=$(lines "^flipped $kind" "$work/proxy.log")
+	kill -"$sig" "$proxy"
+	for ((waited = 0; waited < 20; waited++)); do
+		flipped=$(($(lines "^flipped $kind" "$work/proxy.log") - before))
+		if ((flipped > 0)) || ! kill -0 "$main" 2>/dev/null; then break; fi
+		sleep 1
+	done
+	want=$(lines "^flipped $kind" "$work/proxy.log")
+	for ((waited = 0; waited < 10; waited++)); do
+		got=$(metric "$at" "$name")
+		if ((got >= want)) || ! kill -0 "$main" 2>/dev/null; then break; fi
+		sleep 1
+	done
+	echo "${now}s: proxy asked to flip a bit of a frame of $kind: flipped $flipped;" \
+		"$name $got for $want flipped so far"
+}
+
+# idle holds IDLE connections to the metrics endpoint, each sending
+# nothing, and times a scrape while they are held; it prints the scrape's
+# status and seconds, and the main node's open descriptors.
+idle_scrapes=()
+idle() {
+	local out
+	out=$(python3 - "$maddr" "$idle_conns" "$main" <<'EOF'
+import os, socket, subprocess, sys
+host, port = sys.argv[1].rsplit(':', 1)
+socks = [socket.create_connection((host, int(port))) for _ in range(int(sys.argv[2]))]
+fds = len(os.listdir(f'/proc/{sys.argv[3]}/fd'))
+r = subprocess.run(['curl', '-s', '-o', '/dev/null', '-w', '%{http_code} %{time_total}', '--max-time', '60',
+                    f'http://{sys.argv[1]}/metrics'], capture_output=True, text=True)
+print(r.stdout if r.returncode == 0 else f'curl-exit-{r.returncode} -', fds)
+EOF
+)
+	echo "${now}s: $idle_conns idle metrics connections held: scrape status, seconds, main-node fds: $out"
+	idle_scrapes+=("$out")
+}
+
 sample() {
 	local rss gor
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$main/status" 2>/dev/null || echo 0)
-	gor=$(curl -s "http://$maddr/metrics" 2>/dev/null | awk '$1 == "go_goroutines" {print $2}')
+	gor=$({ curl -s --max-time 10 "http://$maddr/metrics" 2>/dev/null || true; } | awk '$1 == "go_goroutines" {print $2}')
 	printf '%s\t%s\t%s\n' "$(($(date +%s) - t0))" "$rss" "${gor:-?}" >>"$work/samples.tsv"
 }
 t0=$(date +%s)
@@ -144,6 +269,15 @@ while kill -0 "$main" 2>/dev/null; do
 	fi
 	sleep "$((2 + RANDOM % 5))"
 	kill -0 "$main" 2>/dev/null || break
+	# One draw in twelve each pauses the main node (at most every 45 s),
+	# has the proxy flip a bit, or holds idle metrics connections; the
+	# rest churn w1-w4.
+	now=$(($(date +%s) - t0))
+	case $((RANDOM % 12)) in
+	0) if ((now - last_pause >= 45)); then pause; continue; fi ;;
+	1) flip; continue ;;
+	2) idle; continue ;;
+	esac
 	w=w$((1 + RANDOM % 4))
 	if [ -z "${wpid[$w]:-}" ] || ! kill -0 "${wpid[$w]}" 2>/dev/null; then
 		echo "$((now))s: $w joins"
@@ -218,8 +352,49 @@ d = json.load(open(sys.argv[1]))
 ws = ", ".join(f"{w['name']} {w['batches']}" for w in d.get("workers") or [])
 print(f"soak: batches per worker connection: {ws}; resent {d.get('batches_resent', 0)}")
 EOF
-echo "soak: $end s, main-node exit $code, $checked queries checked, $bad wrong; churn: $kills SIGKILL+restart, $terms SIGTERM, $joins joins; $vertices vertices"
-if ((code != 0 || bad > 0)); then
+
+# The main node told wp to stop: its exit log counts the frames of
+# batches that failed their check; the main node's --json counts those
+# of deltas. Each must be the proxy's flips of that kind, and on every
+# connection batches = deltas_merged + batches_resent + batches_late.
+for _ in $(seq 100); do
+	kill -0 "$wp" 2>/dev/null || break
+	sleep 0.1
+done
+flipped_deltas=$(lines '^flipped deltas' "$work/proxy.log")
+flipped_batches=$(lines '^flipped batches' "$work/proxy.log")
+wp_bad=$(sed -n 's/.*msg="stopped serving" .*bad_frames=\([0-9]*\).*/\1/p' "$work/wp.log" | tail -1)
+counted=0
+python3 - "$work/summary.json" "$flipped_deltas" "$flipped_batches" "${wp_bad:-?}" <<'EOF' || counted=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+fd, fb, wb = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+wp = [w for w in d.get("workers") or [] if w["name"] == "wp"]
+wpb = wp[0]["bad_frames"] if wp else 0
+conns = [c for w in d.get("workers") or [] for c in w["connections"]]
+off = [c for c in conns if c["batches"] != c["deltas_merged"] + c["batches_resent"] + c["batches_late"]]
+print(f"soak: bad frames: the proxy flipped {fd} frames of deltas and {fb} of batches; the main node counted"
+      f" {d.get('bad_frames', 0)} (wp {wpb}), wp {wb}; {len(conns)} connections, {len(off)} whose counters"
+      f" do not add up; {d.get('duplicate_deltas', 0)} duplicate deltas; workers_left {d.get('workers_left', 0)},"
+      f" workers_failed {d.get('workers_failed', 0)}")
+for c in off:
+    print(f"soak: counters do not add up: {c}")
+sys.exit(0 if d.get("bad_frames", 0) == fd == wpb and wb == str(fb) and not off else 1)
+EOF
+short=0
+for p in "${pauses[@]}"; do
+	read -r d dead rej got live waited conns <<<"$p"
+	echo "soak: pause $d s: $dead declared the main node dead, $rej rejoined, $got of $live connected after $waited s," \
+		"$conns data connections made again"
+	if ((rej < dead || got < live)); then short=$((short + 1)); fi
+done
+for i in "${idle_scrapes[@]}"; do
+	echo "soak: scrape with $idle_conns idle metrics connections held: status, seconds, main-node fds: $i"
+done
+echo "soak: $end s, main-node exit $code, $checked queries checked, $bad wrong; churn: $kills SIGKILL+restart," \
+	"$terms SIGTERM, $joins joins, ${#pauses[@]} pauses, $flipped_deltas+$flipped_batches flips (deltas+batches)," \
+	"${#idle_scrapes[@]} idle holds; $(lines 'rejoined the cluster' "$work"/w*.log) rejoins; $vertices vertices"
+if ((code != 0 || bad > 0 || counted != 0 || short > 0)); then
 	echo "soak: FAILED; logs in $work"
 	exit 1
 fi
