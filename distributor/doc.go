@@ -5,8 +5,13 @@
 //
 // # Roles
 //
-//   - Pool, on the main node, owns one work distributor per connected
-//     worker, and encoder goroutines (two, more on many cores) that take
+//   - Pool, on the main node, has three parts: the roster (roster.go), a
+//     plain value that decides whom to connect to and when to re-dial,
+//     fed membership news and connection ends and returning actions
+//     (TestRosterScripts runs it from testdata/roster without a socket);
+//     the data plane (plane.go); and the connections (distributor.go).
+//     Pool's doc comment gives the stop order. It owns one work
+//     distributor per connected worker, and encoder goroutines (two, more on many cores) that take
 //     batches from the gutters' Batches while a worker is connected and
 //     encode them. Each distributor has one connection, one writer goroutine
 //     (takes encoded batches, or batches from the retry queue, while it has
@@ -38,6 +43,9 @@
 //     when its channel is full; a goroutine of Membership drains it into
 //     Events at once, and the Pool's goroutine handles an event without
 //     blocking (connections are made by the distributor's own goroutine).
+//   - Cluster is the main node's side (Membership, Pool, the interrupt
+//     watch and the stop order); Worker.Attend the worker's (serve, join,
+//     watch the main node, rejoin, leave).
 //
 // # Connection
 //
@@ -176,7 +184,7 @@
 // A delta XORed twice cancels itself, so every batch must be applied
 // exactly once. The sketch store enforces it: every batch carries a store
 // ticket, and the store refuses a second Apply or Merge of one ticket
-// (package store). The Pool makes sure it never asks: when a distributor
+// (package store; MergeWith). The Pool makes sure it never asks: when a distributor
 // takes a batch it copies the neighbours into a pending batch whose id is
 // the ticket and releases the gutter buffer. From then on the pending batch is in exactly one
 // place: the distributor's pending map (entered under its mutex before the

@@ -15,7 +15,7 @@
 // (exit 0), the main node leaves the cluster (exit 0), or SIGINT/SIGTERM
 // (exit 0 after answering the batches already read). When the cluster
 // declares the main node dead, which a main node paused for a few seconds
-// is too, the worker serves on and tries to rejoin (see rejoin.go for the
+// is too, the worker serves on and tries to rejoin (see distributor/attend.go for the
 // back-off): it goes on when the main node, or a new main node process at
 // --join, is back, and exits 1 if none is back within --rejoin-timeout
 // (10 minutes by default, long enough for a VM migration or a main node
