@@ -131,7 +131,8 @@ func TestMaxConnsFor(t *testing.T) {
 		}
 	}
 	f(1<<20, DefaultMaxConns)
-	f(1024, DefaultMaxConns)
+	f(2048, DefaultMaxConns)
+	f(1024, 128)
 	f(256, 32)
 	f(7, 1)
 	f(0, 1)

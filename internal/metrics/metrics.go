@@ -47,7 +47,11 @@ func NewRegistry() *prometheus.Registry {
 const (
 	// DefaultMaxConns is the most connections served at once; more wait
 	// in the kernel's accept queue, holding no descriptor of the process.
-	DefaultMaxConns = 64
+	// A connection that sends no header holds its place for
+	// DefaultReadHeaderTimeout: a scrape behind N such connections waits
+	// about ⌊N/MaxConns⌋ header timeouts (the soak of 2026-12-02: 20 s
+	// behind 300 at 64 and 5 s; about 1 s at 256 and 1 s).
+	DefaultMaxConns = 256
 	// FDShare is the share of the open-file limit (the soft
 	// RLIMIT_NOFILE) that the connection limit may take, 1/FDShare: the
 	// rest is the data plane's reserve.
@@ -55,7 +59,7 @@ const (
 	// The timeouts of a connection: for a request's header, for the
 	// whole request, for writing the answer, and for waiting, idle, for
 	// the next request.
-	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadHeaderTimeout = time.Second // a scraper sends its request at once
 	DefaultReadTimeout       = 10 * time.Second
 	DefaultWriteTimeout      = 30 * time.Second
 	DefaultIdleTimeout       = 60 * time.Second
