@@ -31,8 +31,8 @@ type distributor struct {
 	// more) and the largest payload the worker reads (limit), which no
 	// frame exceeds even at the batches' largest encoding.
 	frame struct{ send, limit int }
-	st                         *workerStats
-	log                        *slog.Logger
+	st    *workerStats
+	log   *slog.Logger
 
 	conn    net.Conn      // set before the handshake; closed by fail
 	credit  chan struct{} // a credit back per merged delta; never blocks (cap Credits)
