@@ -251,6 +251,8 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		RejoinTimeout: c.rejoinTimeout, LeaveTimeout: c.leaveTimeout, Logger: log})
 	var gone *distributor.MainGoneError
 	switch {
+	case errors.Is(err, distributor.ErrAuth):
+		return fmt.Errorf("%w (--cluster-key-file must name the same key on every node)", err)
 	case errors.Is(err, distributor.ErrJoin):
 		return fmt.Errorf("%w (--join-timeout=%v)", err, c.joinTimeout)
 	case errors.As(err, &gone):
