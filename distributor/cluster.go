@@ -106,7 +106,7 @@ func (c *Cluster) Close() {
 		// The interrupt also closes the stream under a blocked read, so
 		// the run can end before the watch has abandoned the Pool (or
 		// while it does): Close would tell the workers "main node done".
-		// Abandon is idempotent and returns once the watch's call has.
+		// Abandon returns once the workers have been told.
 		c.pool.Abandon()
 	}
 	c.pool.Close()

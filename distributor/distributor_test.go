@@ -729,3 +729,28 @@ func TestSameHost(t *testing.T) {
 		t.Error("sameHost of a non-TCP connection = true, want false")
 	}
 }
+
+// TestPoolAbandonRacingClose: a Close racing the Abandon of the context's
+// watch (the watch has fired the abandoned signal but not yet told the
+// workers) must still tell every worker "main node interrupted", not
+// "main node done": the second Abandon waits for the workers to be told.
+func TestPoolAbandonRacingClose(t *testing.T) {
+	checkNoLeaks(t)
+	addr, w := startWorker(t, WorkerConfig{Threads: 1})
+	e := newTestPipe(t, 100, 16)
+	defer e.close()
+	p := newTestPool(t, e, Config{})
+	p.add("w1", addr)
+	waitWorkers(t, p, 1)
+	p.abandoned.fire() // the watch's Abandon, stopped between its two steps
+	p.Abandon()        // Cluster.Close's
+	requireNoError(t, p.Close())
+	select {
+	case <-w.Stopped():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the worker was never told to stop")
+	}
+	if got, want := w.StopReason(), "main node interrupted"; got != want {
+		t.Errorf("worker told %q, want %q", got, want)
+	}
+}

@@ -281,11 +281,15 @@ func (p *Pool) Close() error {
 // dropped (its unanswered batches are sketched here), and from then on the
 // Pool sketches every batch on the main node and connects to no worker. A
 // stream reader blocked by back-pressure thus goes on at once, and sees
-// its context done. It returns within dismissWait; it is idempotent.
+// its context done. It returns within dismissWait, once every connected
+// worker has been told why; it may be called again, and from several
+// goroutines at once: every call tells the workers still connected, so
+// that one racing the first (Cluster.Close against the context's watch)
+// cannot return before they are told, and a Close after it cannot tell
+// them "main node done" instead.
 func (p *Pool) Abandon() {
-	if p.abandoned.fire() {
-		p.step(func(r *roster) []action { return r.close("main node interrupted", errAbandoned) })
-	}
+	p.abandoned.fire()
+	p.step(func(r *roster) []action { return r.close("main node interrupted", errAbandoned) })
 }
 
 // addSameHost adds threads to the delta threads of connected workers on
