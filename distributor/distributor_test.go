@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sketchcc/internal/testwait"
 	"slices"
 	"strings"
 	"sync"
@@ -66,7 +67,7 @@ func TestPoolOneWorker(t *testing.T) {
 	if st.LocalCutoffBatches == 0 || st.LocalCutoffBatches+st.RemoteBatches != e.applied() {
 		t.Errorf("stats %+v: local %d + remote %d batches, engine applied %d", st, st.LocalCutoffBatches, st.RemoteBatches, e.applied())
 	}
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		ws := w.Stats()
 		if ws.Batches != st.Workers[0].Batches || ws.BytesReceived != st.Workers[0].BytesSent || ws.BytesSent != st.Workers[0].BytesReceived {
 			return fmt.Errorf("worker counted %+v, main node %+v", ws, st.Workers[0])
@@ -266,7 +267,7 @@ func TestPoolDropsDuplicateDeltas(t *testing.T) {
 	runStream(t, e, p, randomUpdates(5, 200, 10000), nil)
 	// The flush ends with the first copy of the last deltas; the second
 	// copies follow.
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if st := p.Stats(); st.DuplicateDeltas == 0 || st.DuplicateDeltas != st.RemoteBatches {
 			return fmt.Errorf("want every second delta dropped: %+v", st)
 		}
@@ -389,7 +390,7 @@ func TestPoolRefusesWrongKey(t *testing.T) {
 	defer e.close()
 	p := newTestPool(t, e, Config{Key: bytes.Repeat([]byte{1}, 16)})
 	p.add("intruder", addr)
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if st := p.Stats(); len(st.Workers) == 0 || st.Workers[0].Refused == 0 {
 			return fmt.Errorf("not refused yet: %+v", st)
 		}
@@ -400,7 +401,7 @@ func TestPoolRefusesWrongKey(t *testing.T) {
 	if !strings.Contains(st.Workers[0].LastError, "authentication failed") || st.Workers[0].Batches != 0 {
 		t.Errorf("stats %+v", st.Workers[0])
 	}
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if ws := w.Stats(); ws.Refused != 1 || ws.Batches != 0 {
 			return fmt.Errorf("worker stats %+v", ws)
 		}
@@ -425,7 +426,7 @@ func TestWorkerDropsGarbage(t *testing.T) {
 		io.Copy(io.Discard, c) // the worker closes the connection
 		c.Close()
 	}
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if st := w.Stats(); st.Refused != 3 {
 			return fmt.Errorf("worker refused %d connections, want 3", st.Refused)
 		}
@@ -491,7 +492,7 @@ func TestPoolFrameLimitUnmeetable(t *testing.T) {
 	p.add("small", addr)
 	want := "the worker reads frames of at most 1024 bytes (its MaxFrameBytes), and a batch of 1000 updates needs 5001; " +
 		"raise the worker's MaxFrameBytes to at least 5001"
-	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		st := p.Stats()
 		if len(st.Workers) != 1 || st.Workers[0].Refused != 1 || !strings.Contains(st.Workers[0].LastError, want) {
 			return fmt.Errorf("main node: %+v", st.Workers)
@@ -644,7 +645,7 @@ func TestPoolRedialsAfterCut(t *testing.T) {
 	var before uint64
 	runStream(t, e, p, randomUpdates(13, 200, 40_000), func(i int) {
 		if i == 40 { // past the cut: wait for the second connection
-			checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+			testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 				if st := p.Stats().Workers[0]; st.Connections < 2 || !st.Connected {
 					return fmt.Errorf("not dialled again: %+v", st)
 				}
@@ -683,7 +684,7 @@ func TestPoolSameHostThreads(t *testing.T) {
 	}}, 1, 3)
 	expect := func(want int) {
 		t.Helper()
-		checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 			if c := calls(); len(c) == 0 || c[len(c)-1] != want {
 				return fmt.Errorf("same-host threads reported %v, want the last %d", c, want)
 			}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"runtime"
+	"sketchcc/internal/testwait"
 	"strings"
 	"sync"
 	"testing"
@@ -26,28 +27,13 @@ func requireNoError(t testing.TB, err error) {
 	}
 }
 
-// checkFor calls f every `every` until it returns nil or total has passed,
-// and fails the test with f's last error then (nats' checkFor).
-func checkFor(t testing.TB, total, every time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(every)
-	}
-	t.Fatalf("after %v: %v", total, err)
-}
-
 // checkNoLeaks fails the test if, after it, goroutines remain beyond those
 // running when checkNoLeaks was called (nats' ats_test.go style).
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		testwait.Until(t, 5*time.Second, 10*time.Millisecond, func() error {
 			if n := runtime.NumGoroutine(); n > before {
 				buf := make([]byte, 1<<20)
 				buf = buf[:runtime.Stack(buf, true)]

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sketchcc/internal/testwait"
 	"strconv"
 	"strings"
 	"sync"
@@ -216,19 +217,6 @@ func (f *feeder) wait(t *testing.T) {
 	}
 }
 
-// poll is checkFor for goroutines other than the test's: it returns the
-// last error instead of failing the test.
-func poll(total time.Duration, f func() error) error {
-	deadline := time.Now().Add(total)
-	for {
-		err := f()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestTwoWorkers(t *testing.T) {
 	skipShort(t)
 	for _, tc := range []struct {
@@ -293,7 +281,7 @@ func TestLateWorker(t *testing.T) {
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
 	late := startWorker(t, addr) // ingestion has begun: 40% of the stream is in the pipe
 	f.run(func() error {
-		return poll(10*time.Second, func() error {
+		return testwait.For(10*time.Second, 10*time.Millisecond, func() error {
 			if n := strings.Count(m.log(), `msg="worker connected"`); n < 2 {
 				return fmt.Errorf("%d workers connected", n)
 			}
@@ -372,7 +360,7 @@ func TestWorkerKilledReaders(t *testing.T) {
 			// A fixed 300 ms here was not always enough for a batch to
 			// reach the victim on a loaded machine: wait until the
 			// stopped victim holds every credit, unanswered.
-			checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 				fams, _, err := tryScrape(metrics)
 				if err != nil {
 					return err

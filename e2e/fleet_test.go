@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"sketchcc/internal/testwait"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func TestRestartSameName(t *testing.T) {
 	time.Sleep(500 * time.Millisecond)
 	t0 := time.Now()
 	second := startWorker(t, addr, "--name", "w1")
-	checkFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+	testwait.Until(t, 5*time.Second, 10*time.Millisecond, func() error {
 		if n := m.count(`msg="worker connected" .*worker=w1`); n < 2 {
 			return fmt.Errorf("w1 connected %d times", n)
 		}
@@ -105,7 +106,7 @@ func TestLeaveAndFailure(t *testing.T) {
 			return err
 		}
 		<-leaver.done
-		return poll(10*time.Second, func() error {
+		return testwait.For(10*time.Second, 10*time.Millisecond, func() error {
 			if m.count(`msg="worker left the cluster" .*worker=leaver`) == 0 {
 				return fmt.Errorf("the main node has not seen the leaver leave")
 			}
@@ -117,7 +118,7 @@ func TestLeaveAndFailure(t *testing.T) {
 			return err
 		}
 		<-victim.done
-		return poll(20*time.Second, func() error {
+		return testwait.For(20*time.Second, 10*time.Millisecond, func() error {
 			if m.count(`level=WARN msg="worker failed" .*worker=victim`) == 0 {
 				return fmt.Errorf("the main node has not declared the victim failed")
 			}
@@ -187,7 +188,7 @@ func TestWorkerSigtermInFinalFlush(t *testing.T) {
 	port, _ := strconv.Atoi(listen)
 	// The worker is behind: its delta writes wait on a full send queue
 	// and batches wait in its socket.
-	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 		n, _, err := read()
 		if err != nil {
 			return err
@@ -287,7 +288,7 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 		fams, _ := scrape(t, metricsAddr)
 		if v, _ := value(fams, "sketchcc_credits_in_use", "worker", "w1"); v < 4000 {
 			return fmt.Errorf("%v of 4096 credits in use", v)
@@ -341,7 +342,7 @@ func TestRedialAfterCut(t *testing.T) {
 	// batches, a few percent of it); the second half waits for the re-dial.
 	var redial time.Duration
 	f.run(func() error {
-		return poll(10*time.Second, func() error {
+		return testwait.For(10*time.Second, 10*time.Millisecond, func() error {
 			if n := m.count(`msg="worker connected" .*worker=w1`); n < 2 {
 				return fmt.Errorf("w1 connected %d times; the proxy took %d connections", n, px.accepted())
 			}
@@ -406,7 +407,7 @@ func TestHeldBatch(t *testing.T) {
 		"--local-workers", "0", "--batch-factor", "0.1", "--answer-timeout", answer.String(), "--labels", labelsPath)
 	startWorkerBehind(t, px, addr, "--name", "holder")
 	var held time.Time
-	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 		if held, _, _, _ = px.holding(); held.IsZero() {
 			return fmt.Errorf("no frame of deltas yet")
 		}
@@ -614,7 +615,7 @@ func TestBitFlipProxy(t *testing.T) {
 			// cross: the first breaks on batches, the second on deltas.
 			for conns := 2; conns <= 3; conns++ {
 				f.run(func() error {
-					return poll(20*time.Second, func() error {
+					return testwait.For(20*time.Second, 10*time.Millisecond, func() error {
 						if n := m.count(`msg="worker connected" .*worker=w1`); n < conns || len(px.flips()) < conns-1 {
 							return fmt.Errorf("w1 connected %d times; the proxy flipped %v", n, px.flips())
 						}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sketchcc/internal/testwait"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func (p *proc) waitLog(re string, timeout time.Duration) []string {
 	p.t.Helper()
 	rx := regexp.MustCompile(re)
 	var m []string
-	checkFor(p.t, timeout, 10*time.Millisecond, func() error {
+	testwait.Until(p.t, timeout, 10*time.Millisecond, func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		for _, l := range p.stderr {
@@ -123,20 +124,6 @@ func (p *proc) wait(timeout time.Duration) int {
 	}
 	p.t.Fatalf("%s: %v", p.name, p.err)
 	return -1
-}
-
-// checkFor calls f every `every` until it returns nil or total has passed.
-func checkFor(t testing.TB, total, every time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(every)
-	}
-	t.Fatalf("after %v: %v", total, err)
 }
 
 // startMain starts main-node on 127.0.0.1:0 with args and returns it and

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"sketchcc/internal/testwait"
 	"strings"
 	"syscall"
 	"testing"
@@ -102,7 +103,7 @@ func TestMetricsMatchJSON(t *testing.T) {
 		if i == 0 {
 			// The main node waits for the second worker: the first is
 			// already a member in its metrics.
-			checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 				fams, _ := scrape(t, mainMetrics)
 				if v, _ := value(fams, "sketchcc_worker_connected", "worker", name); v != 1 {
 					return fmt.Errorf("sketchcc_worker_connected{worker=%q} is %v while the main node waits for --expect-workers", name, v)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"sketchcc/internal/testwait"
 	"syscall"
 	"testing"
 	"time"
@@ -40,7 +41,7 @@ func TestMainPausedWorkerRejoins(t *testing.T) {
 		"--local-workers", "0", "--batch-factor", "0.5", "--labels", labelsPath)
 	w := startWorker(t, addr, "--name", "w1", "--metrics-listen", "127.0.0.1:0")
 	batches := workerBatches(w)
-	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 		if n, err := batches(); err != nil || n == 0 {
 			return fmt.Errorf("the worker has sketched %d batches (%v)", n, err)
 		}
@@ -66,7 +67,7 @@ func TestMainPausedWorkerRejoins(t *testing.T) {
 	w.waitLog(`msg="rejoined the cluster"`, 20*time.Second)
 	rejoined := time.Since(t1)
 	var after uint64
-	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 		if after, err = batches(); err != nil || after <= before {
 			return fmt.Errorf("the worker has sketched %d batches, %d when the main node was declared dead (%v)",
 				after, before, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sketchcc/internal/testwait"
 	"slices"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ func TestIngestCancelQueueFull(t *testing.T) {
 				n, err := e.Ingest(ctx, open(t))
 				res <- result{n, err}
 			}()
-			checkFor(t, 10*time.Second, time.Millisecond, func() error {
+			testwait.Until(t, 10*time.Second, time.Millisecond, func() error {
 				if d := len(e.Gutters().Batches()); d < queue {
 					return fmt.Errorf("%d batches queued, want the queue full (%d)", d, queue)
 				}

@@ -8,27 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sketchcc/internal/testwait"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-// checkFor calls f every `every` until it returns nil or total has passed,
-// and fails the test with f's last error then (nats' checkFor).
-func checkFor(t testing.TB, total, every time.Duration, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(total)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = f(); err == nil {
-			return
-		}
-		time.Sleep(every)
-	}
-	t.Fatalf("after %v: %v", total, err)
-}
 
 // TestInterrupt_Cancelled runs every command that reads or writes files
 // with its context already done, as after SIGINT or SIGTERM: each must
@@ -130,7 +116,7 @@ func TestInterrupt_Signal(t *testing.T) {
 				requireNoError(t, err)
 			} else {
 				// gen: wait for its temporary output files.
-				checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+				testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 					if n := len(listDir(t, dir)); n < 3 {
 						return fmt.Errorf("%d files in %s, want the FIFO and two temporary outputs", n, dir)
 					}
@@ -138,7 +124,7 @@ func TestInterrupt_Signal(t *testing.T) {
 				})
 			}
 			requireNoError(t, cmd.Process.Signal(syscall.SIGTERM))
-			checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
 				select {
 				case <-exited:
 					return nil
