@@ -106,8 +106,10 @@ func TestPoolNoWorkers(t *testing.T) {
 }
 
 // cutProxy forwards one connection to target and cuts it, both ways,
-// after `after` bytes from the main node: in the middle of a frame.
-func cutProxy(t *testing.T, target string, after int64) string {
+// after `after` bytes from the main node: in the middle of a frame. The
+// channel it returns is closed once the connection is cut (or the test
+// ends first).
+func cutProxy(t *testing.T, target string, after int64) (string, <-chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	requireNoError(t, err)
@@ -134,7 +136,9 @@ func cutProxy(t *testing.T, target string, after int64) string {
 		mu.Unlock()
 		wg.Wait()
 	})
+	cut := make(chan struct{})
 	wg.Go(func() {
+		defer close(cut)
 		c, err := ln.Accept()
 		if err != nil {
 			return
@@ -154,11 +158,14 @@ func cutProxy(t *testing.T, target string, after int64) string {
 		wg.Go(func() { io.Copy(c, w) })
 		io.CopyN(w, c, after)
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), cut
 }
 
 // TestPoolConnectionCutMidBatch cuts a worker's connection in the middle
-// of a batches frame: every batch must still be applied exactly once.
+// of a batches frame: every batch must still be applied exactly once. The
+// second worker joins only once the cut has happened, so that the first
+// surely receives `after` bytes (sharing the work, it could finish the
+// stream on fewer).
 func TestPoolConnectionCutMidBatch(t *testing.T) {
 	checkNoLeaks(t)
 	for _, after := range []int64{300, 5_000, 12_001} {
@@ -168,11 +175,20 @@ func TestPoolConnectionCutMidBatch(t *testing.T) {
 			e := newTestPipe(t, 400, 50)
 			defer e.close()
 			p := newTestPool(t, e, Config{Credits: 16, LocalCutoff: -1})
-			p.add("cut", cutProxy(t, a, after))
+			addr, cut := cutProxy(t, a, after)
+			p.add("cut", addr)
 			waitWorkers(t, p, 1)
-			p.add("b", b)
-			waitWorkers(t, p, 2)
-			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), nil)
+			joined := false
+			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), func(int) {
+				select {
+				case <-cut:
+					if !joined {
+						p.add("b", b)
+						joined = true
+					}
+				default:
+				}
+			})
 			requireNoError(t, p.Close())
 			st := p.Stats()
 			if st.Workers[0].BatchesResent == 0 || st.BatchesResent == 0 || st.Workers[0].Connected {
