@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"sketchcc/cc"
+	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
 	"sketchcc/internal/cputime"
@@ -57,7 +58,7 @@ type summary struct {
 	LocalWorkers         int           `json:"local_workers"`
 	Readers              int           `json:"readers"`    // --readers
 	MainCores            int           `json:"main_cores"` // GOMAXPROCS at the end of the stream (--cores)
-	*clusterReport                     // with --listen: "workers", "network_bytes_per_update", …
+	*distributor.Report                // with --listen: "workers", "network_bytes_per_update", …
 	Greedy               bool          `json:"greedy"`
 	Queries              []queryRecord `json:"queries"`
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
@@ -93,11 +94,11 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Batches: gst.Batches, FlushedBatches: gst.FlushedBatches, FlushLocalGutters: gst.LocalBatches,
 		Readers: e.Config().Readers, MainCores: run.cores,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
-		clusterReport: cl.report(res.AfterUpdates),
-		Greedy:        !c.noGreedy,
-		Queries:       run.queries,
-		PeakRSSBytes:  cli.PeakRSS(),
-		ResumedFrom:   run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
+		Report:       cl.report(res.AfterUpdates),
+		Greedy:       !c.noGreedy,
+		Queries:      run.queries,
+		PeakRSSBytes: cli.PeakRSS(),
+		ResumedFrom:  run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
 		CheckpointWriteSeconds: run.writes.write.Seconds(), CheckpointBytes: run.writes.bytes,
 		MainCPU: run.cpu,
 	}
