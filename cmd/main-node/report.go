@@ -118,9 +118,9 @@ peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
-		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
+		ingest.FormatBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages, s.Readers, s.MainCores,
-		humanBytes(s.PeakRSSBytes))
+		ingest.FormatBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
 	}
@@ -175,18 +175,6 @@ func midQueries(queries []queryRecord) string {
 		sec += q.TotalSeconds
 	}
 	return fmt.Sprintf(" + %d mid-stream queries %.3f s", len(queries)-1, sec)
-}
-
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
 }
 
 // writeOutputs writes the --labels and --forest files, their names

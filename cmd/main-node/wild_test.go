@@ -105,53 +105,6 @@ func TestQueryAtRepeated(t *testing.T) {
 	}
 }
 
-// TestMemoryEstimate checks the estimate of what a stream can fill, with
-// the slab sizes of V = 10^6 at the default factors: a sparse stream needs
-// a page per vertex, not both slabs (it was refused on a 23.5 GiB machine
-// for 33.4 GiB of slabs; measured peak RSS: 3.9 GiB), and a dense one
-// needs both slabs.
-func TestMemoryEstimate(t *testing.T) {
-	const (
-		v          = 1_000_000
-		sketchSlab = 17_936_000_000 // 17,936 bytes per vertex
-		gutterSlab = 17_937_000_000
-		page       = 4096
-		have       = 25_270_000_000 // 23.5 GiB
-	)
-	m := estimateMemory(sketchSlab, gutterSlab, v, 2, page)
-	want := memoryNeed{sketchSlab: sketchSlab, gutterSlab: gutterSlab, page: page,
-		sketches: v*page + 4*(17_936+page), gutters: 4 * page, bookkeeping: v * bookkeepingBytesPerVertex}
-	if m != want {
-		t.Fatalf("V=10^6, 2 updates: %+v, want %+v", m, want)
-	}
-	if err := memoryVerdict("s.bin", v, 2, m, have); err != nil {
-		t.Fatalf("V=10^6, 2 updates refused: %v", err)
-	}
-	// A dense stream fills both slabs: refused, with the formula.
-	m = estimateMemory(sketchSlab, gutterSlab, v, 50_000_000, page)
-	if m.sketches != sketchSlab || m.gutters != gutterSlab {
-		t.Fatalf("dense: %+v", m)
-	}
-	err := memoryVerdict("s.bin", v, 50_000_000, m, have)
-	for _, part := range []string{"s.bin (1000000 vertices, 50000000 updates U) can fill 33.59 GiB",
-		"sketches min(16.70 GiB slab, V·page + min(2U, V)·(17936 bytes per vertex + 4.0 KiB page)) = 16.70 GiB",
-		"gutters min(16.71 GiB slab, 2U·4.0 KiB page) = 16.71 GiB", "192 bytes per vertex", "--batch-factor"} {
-		if err == nil || !strings.Contains(err.Error(), part) {
-			t.Errorf("dense: %v, want it to say %q", err, part)
-		}
-	}
-	// One slab larger than the machine is refused whatever the stream.
-	if err := memoryVerdict("s.bin", v, 2, estimateMemory(sketchSlab, 30e9, v, 2, page), have); err == nil ||
-		!strings.Contains(err.Error(), "gutters are one allocation of 27.94 GiB") {
-		t.Errorf("a gutter slab above the machine: %v", err)
-	}
-	// No overflow for any header.
-	m = estimateMemory(sketchSlab, gutterSlab, v, 1<<63+5, 2<<20)
-	if m.sketches != sketchSlab || m.gutters != gutterSlab {
-		t.Errorf("2^63 updates: %+v", m)
-	}
-}
-
 // TestRateMeter checks the progress bar's rate: hidden until its samples
 // span a second (a burst in the first milliseconds showed 21 G updates/s),
 // then the growth over the last rateWindow.
@@ -211,5 +164,17 @@ func TestKeyFileMessage(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, key+": distributor: cluster key is base64 of 20 bytes (28 characters)") ||
 		r.stdout != "" {
 		t.Errorf("want exit 1 and the decoded length, got %v", r)
+	}
+}
+
+// TestMemoryRefusalNamesFlag: the memory verdict (ingest's MemoryPlan.Fit)
+// names the flag to lower, not the library's Config field.
+func TestMemoryRefusalNamesFlag(t *testing.T) {
+	path := writeFile(t, "big.bin", append(header(1<<30, 1), 0, 1, 0, 0, 0, 2, 0, 0, 0))
+	r := runMain(t, "--stream", path)
+	if r.code != 1 || !strings.Contains(r.stderr, path+" declares 1073741824 vertices: their sketches are one allocation of") ||
+		!strings.Contains(r.stderr, "; lower --sketch-factor, or run on a machine with more memory") ||
+		strings.Contains(r.stderr, "Config.") {
+		t.Errorf("want exit 1 and --sketch-factor named, got %v", r)
 	}
 }
