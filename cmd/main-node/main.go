@@ -328,76 +328,23 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	return nil
 }
 
-// openSource opens the stream at path in the given format: a binary
-// stream as a *stream.Cursor at record 0. The returned func closes it.
+// openSource opens the stream at path in the given format
+// (stream.OpenSource); a file that is plainly not in that format gets a
+// hint that names the flag or tool to use.
 func openSource(path, format string) (stream.Source, func(), error) {
-	if format == "binary" {
-		f, err := stream.Open(path)
-		if err != nil {
-			return nil, nil, withFormatHint(path, err)
-		}
-		return f.Cursor(), func() { f.Close() }, nil
+	src, closeSrc, err := stream.OpenSource(path, format == "text")
+	if err == nil {
+		return src, closeSrc, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
+	switch looks := stream.Sniff(path); {
+	case looks == stream.LooksGzip:
+		err = fmt.Errorf("%w; the file is gzip-compressed: decompress it first (main-node reads binary or text streams)", err)
+	case looks == stream.LooksText && format == "binary":
+		err = fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
+	case looks == stream.LooksBinary && format == "text":
+		err = fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
 	}
-	t, err := stream.NewTextReaderAuto(f, path)
-	if err != nil {
-		f.Close()
-		return nil, nil, withTextHint(path, err)
-	}
-	return t, func() { f.Close() }, nil
-}
-
-// gzipHint is added to the error of a gzip-compressed stream file.
-const gzipHint = "the file is gzip-compressed: decompress it first (main-node reads binary or text streams)"
-
-// withTextHint adds to a text stream's error what the file looks like when
-// it is plainly not text: gzip, or binary.
-func withTextHint(path string, err error) error {
-	head := fileHead(path)
-	switch {
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return fmt.Errorf("%w; %s", err, gzipHint)
-	case len(head) > 0 && !isText(head):
-		return fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
-	}
-	return err
-}
-
-// fileHead returns the first 64 bytes of the file at path, or fewer.
-func fileHead(path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b := make([]byte, 64)
-	n, _ := io.ReadFull(f, b)
-	return b[:n]
-}
-
-// withFormatHint adds to a binary stream's error what the file looks like
-// when it is plainly not a binary stream: gzip, or text.
-func withFormatHint(path string, err error) error {
-	head := fileHead(path)
-	switch {
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return fmt.Errorf("%w; %s", err, gzipHint)
-	case len(head) > 0 && isText(head):
-		return fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
-	}
-	return err
-}
-
-func isText(b []byte) bool {
-	for _, c := range b {
-		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
-			return false
-		}
-	}
-	return true
+	return nil, nil, err
 }
 
 // checkWritable fails early, before any ingestion, for an output file
