@@ -262,7 +262,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
 		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
 
-	var points []pointQuery
+	var points []cc.Pair
 	if c.pointQueries != "" {
 		if points, err = readPointQueries(c.pointQueries, h.Vertices); err != nil {
 			return err
