@@ -293,7 +293,8 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	}
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, cores),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
-	var writes checkpointWrites
+	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: id, Cursor: cur, Table: e.Store().Table(),
+		BatchFactor: e.Config().BatchFactor}
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
 	if res0 != nil {
 		if err := room.Restore(res0.state()); err != nil {
@@ -301,10 +302,10 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		}
 	}
 	if c.checkpoint.dir != "" {
-		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, cur, e, &writes, log)
+		sched.Checkpoint = checkpointer(taker, log)
 	}
 	if c.checkpoint.rate > 0 {
-		src = &throttled{Source: src, rate: c.checkpoint.rate}
+		src = stream.Throttle(src, c.checkpoint.rate)
 	}
 	var res *runResult
 	// The querying goroutine's own work, and the Boruvka goroutines it
@@ -318,7 +319,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
 	cl.settle(ctx, e)
-	res.writes = writes
+	res.checkpointBytes, res.checkpointWrite = taker.Bytes, taker.Writing
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {

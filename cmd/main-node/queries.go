@@ -54,7 +54,10 @@ type runResult struct {
 	from          uint64
 	checkpoints   int
 	checkpointing time.Duration
-	writes        checkpointWrites
+	// checkpointBytes is the size of the last checkpoint, and
+	// checkpointWrite the time spent writing them (checkpoint.Taker).
+	checkpointBytes int64
+	checkpointWrite time.Duration
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).

@@ -99,7 +99,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Queries:      run.queries,
 		PeakRSSBytes: cli.PeakRSS(),
 		ResumedFrom:  run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
-		CheckpointWriteSeconds: run.writes.write.Seconds(), CheckpointBytes: run.writes.bytes,
+		CheckpointWriteSeconds: run.checkpointWrite.Seconds(), CheckpointBytes: run.checkpointBytes,
 		MainCPU: run.cpu,
 	}
 	if c.json {
