@@ -224,7 +224,7 @@ func writeLines(path string, n int, line func([]byte, int) []byte) error {
 
 // startProgress shows a progress bar on stderr, described as what (for
 // example "ingesting"), while count goes to total updates, polling it
-// every 200 ms. The rate shown is a rateMeter's, hidden
+// every 200 ms. The rate shown is an ingest.RateMeter's, hidden
 // until it means something. The returned func stops it and waits.
 func startProgress(mode string, stderr io.Writer, what string, total uint64, count func() uint64) func() {
 	f, isFile := stderr.(*os.File)
@@ -235,7 +235,7 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 		progressbar.OptionSetWriter(stderr),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(false), // from the bar's own rate; see rateMeter
+		progressbar.OptionSetPredictTime(false), // from the bar's own rate; see ingest.RateMeter
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
@@ -244,7 +244,7 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 	wg.Go(func() {
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
-		var m rateMeter
+		var m ingest.RateMeter
 		for {
 			select {
 			case <-done:
@@ -253,8 +253,8 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 				return
 			case now := <-t.C:
 				n := count()
-				m.add(now, n)
-				if r, ok := m.rate(); ok && r > 0 {
+				m.Add(now, n)
+				if r, ok := m.Rate(); ok && r > 0 {
 					left := time.Duration(float64(total-min(n, total)) / r * float64(time.Second))
 					bar.Describe(fmt.Sprintf("%s at %.3g M updates/s, %v left", what, r/1e6, left.Round(time.Second)))
 				}
@@ -263,45 +263,6 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 		}
 	})
 	return func() { close(done); wg.Wait() }
-}
-
-// rateWindow is the span of samples a rateMeter averages over, and
-// rateMinSpan the span it needs before it shows a rate: the first samples
-// of a run, a few milliseconds apart after the sketches are allocated,
-// made the progress bar's own rate show figures such as 21 G updates/s.
-const (
-	rateWindow  = 5 * time.Second
-	rateMinSpan = time.Second
-)
-
-// rateMeter is the ingestion rate over the last rateWindow of samples of
-// a growing count. The zero value is ready to use.
-type rateMeter struct {
-	at    []time.Time
-	count []uint64
-}
-
-// add records that the count was n at time t; t must not go back.
-func (m *rateMeter) add(t time.Time, n uint64) {
-	m.at, m.count = append(m.at, t), append(m.count, n)
-	i := 0
-	for i < len(m.at)-2 && t.Sub(m.at[i+1]) >= rateWindow {
-		i++
-	}
-	m.at, m.count = m.at[i:], m.count[i:]
-}
-
-// rate returns the count's growth per second between the oldest and the
-// newest sample, and false until they are rateMinSpan apart.
-func (m *rateMeter) rate() (float64, bool) {
-	if len(m.at) < 2 {
-		return 0, false
-	}
-	span := m.at[len(m.at)-1].Sub(m.at[0])
-	if span < rateMinSpan {
-		return 0, false
-	}
-	return float64(m.count[len(m.count)-1]-m.count[0]) / span.Seconds(), true
 }
 
 func onOff(b bool) string {
