@@ -77,25 +77,18 @@ func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
 }
 
 // lockCheckpointDir takes the lock of the run's checkpoint directory,
-// held until the returned func is called (or the process ends), and then
-// removes the temporaries a run killed while writing a checkpoint left
-// there, logging each. A directory another main node holds is an error
-// naming the holder.
+// held until the returned func is called (or the process ends), and
+// removes the stale temporaries there, logging each (checkpoint.Claim).
 func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) {
-	l, err := checkpoint.LockDir(dir)
+	l, removed, err := checkpoint.Claim(dir)
+	for _, p := range removed {
+		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
+	}
 	if errors.Is(err, checkpoint.ErrLocked) {
 		return nil, fmt.Errorf("--checkpoint-dir=%s: %w; give each main node a directory of its own", dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--checkpoint-dir=%s: %w", dir, err)
-	}
-	removed, err := checkpoint.RemoveTemps(dir)
-	for _, p := range removed {
-		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
-	}
-	if err != nil {
-		l.Unlock()
-		return nil, err
 	}
 	return func() { l.Unlock() }, nil
 }
@@ -140,95 +133,35 @@ func (r *resumed) state() cc.State {
 	return cc.State{Updates: r.meta.Updates, GreedyValid: r.meta.GreedyValid, Forest: r.meta.Forest}
 }
 
-// checkpointWrites counts what checkpointer wrote: the bytes of the last
-// checkpoint and the time spent writing (the barrier before excluded).
-type checkpointWrites struct {
-	bytes int64
-	write time.Duration
-}
-
-// checkPrefix hashes the first m.Updates records of the stream cur reads
-// and refuses a stream whose digest differs from the checkpoint m's, which
-// an edit anywhere in them makes it; on a match it moves cur to m.Updates
-// with that digest, so that the resumed run's checkpoints can be checked
-// in turn. It runs before anything else of the run starts (it reads the
-// whole prefix: minutes on a large stream), shows a progress bar as
-// ingestion does, and returns when ctx is done.
+// checkPrefix checks the stream's first updates against the checkpoint
+// m of --resume (checkpoint.CheckPrefix) and moves cur past them. It runs
+// before anything else of the run starts (it reads the whole prefix:
+// minutes on a large stream), shows a progress bar as ingestion does, and
+// returns when ctx is done.
 func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint.Meta, stderr io.Writer, log *slog.Logger) error {
-	path := checkpoint.Path(c.checkpoint.resume)
-	if cur == nil {
-		return fmt.Errorf("--resume: checkpoint %s: the stream %s is not a binary stream file", path, c.stream)
-	}
-	n := m.Updates
-	log.Info("checking the stream prefix", "stream", c.stream, "updates", n, "checkpoint", path)
+	log.Info("checking the stream prefix", "stream", c.stream, "updates", m.Updates, "checkpoint", checkpoint.Path(c.checkpoint.resume))
 	t0 := time.Now()
 	var done atomic.Uint64
-	stop := startProgress(c.progress, stderr, "checking the stream prefix", n, done.Load)
-	d, err := cur.File().Digest(ctx, 0, n, done.Store)
+	stop := startProgress(c.progress, stderr, "checking the stream prefix", m.Updates, done.Load)
+	err := checkpoint.CheckPrefix(ctx, c.checkpoint.resume, c.stream, cur, m, done.Store)
 	stop()
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("--resume: interrupted after checking %s of %d against checkpoint %s; nothing ingested",
-				stream.UpdateCount(d.Records), n, path)
-		}
-		return fmt.Errorf("--resume: cannot check the stream against checkpoint %s: %w", path, err)
+		return fmt.Errorf("--resume: %w", err)
 	}
-	if d != m.Prefix {
-		return fmt.Errorf("--resume: stream %s differs from the one checkpoint %s was taken on: its first %s hash to %#08x, the checkpoint's to %#08x",
-			c.stream, path, stream.UpdateCount(n), d.CRC, m.Prefix.CRC)
-	}
-	log.Info("stream prefix checked", "updates", n, "duration", time.Since(t0))
-	return cur.SeekDigest(m.Prefix)
+	log.Info("stream prefix checked", "updates", m.Updates, "duration", time.Since(t0))
+	return nil
 }
 
-// checkpointer returns the Schedule's Checkpoint func writing into dir,
-// counting into w. The digest of the stream prefix it writes is cur's,
-// which must cover exactly the updates in the sketches: a checkpoint a
-// resume could not check is refused with an error instead.
-func checkpointer(dir string, id checkpoint.StreamID, cur *stream.Cursor, e *ingest.Engine, w *checkpointWrites, log *slog.Logger) func(context.Context, cc.State) error {
+// checkpointer returns the Schedule's Checkpoint func that takes the
+// checkpoints with t, logging each.
+func checkpointer(t *checkpoint.Taker, log *slog.Logger) func(context.Context, cc.State) error {
 	return func(_ context.Context, st cc.State) error {
 		t0 := time.Now()
-		prefix, ok := cur.Digest()
-		switch {
-		case !ok:
-			return fmt.Errorf("not written: the digest of the stream's first %s is not known (the stream was read past an error), so a resume could not check them",
-				stream.UpdateCount(st.Updates))
-		case prefix.Records != st.Updates:
-			return fmt.Errorf("not written: the stream digest covers %s, the sketches hold %s",
-				stream.UpdateCount(prefix.Records), stream.UpdateCount(st.Updates))
-		}
-		m := checkpoint.Meta{Stream: id, Updates: st.Updates, Prefix: prefix, BatchFactor: e.Config().BatchFactor,
-			GreedyValid: st.GreedyValid, Forest: st.Forest}
-		n, err := checkpoint.Write(dir, m, e.Store().Table())
-		if err != nil {
+		if err := t.Take(st.Updates, st.GreedyValid, st.Forest); err != nil {
 			return err
 		}
-		w.bytes = n
-		w.write += time.Since(t0)
-		log.Info("checkpoint", "updates", st.Updates, "bytes", n, "greedy", st.GreedyValid,
-			"duration", time.Since(t0), "path", checkpoint.Path(dir))
+		log.Info("checkpoint", "updates", st.Updates, "bytes", t.Bytes, "greedy", st.GreedyValid,
+			"duration", time.Since(t0), "path", checkpoint.Path(t.Dir))
 		return nil
 	}
-}
-
-// throttled is a stream.Source that reads at most rate updates per second.
-type throttled struct {
-	stream.Source
-	rate  float64
-	start time.Time
-	read  uint64
-}
-
-func (t *throttled) Read(dst []stream.Update) (int, error) {
-	if t.start.IsZero() {
-		t.start = time.Now()
-	}
-	// Reading in pieces of a tenth of a second keeps the pace even.
-	dst = dst[:min(len(dst), max(1, int(t.rate/10)))]
-	if ahead := time.Duration(float64(t.read)/t.rate*float64(time.Second)) - time.Since(t.start); ahead > 0 {
-		time.Sleep(ahead)
-	}
-	n, err := t.Source.Read(dst)
-	t.read += uint64(n)
-	return n, err
 }

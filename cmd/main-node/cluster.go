@@ -114,25 +114,14 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 var startCores = runtime.GOMAXPROCS(0)
 
 // sameHost returns the distributor's Config.SameHost for the flags: nil
-// when --cores fixes the main node's cores, else a function that gives the
-// main node the cores it started with (GOMAXPROCS, the machine's unless
-// set) less the delta threads of connected workers on this machine, at
-// least one. On 2 cores with two single-thread workers on loopback (the
-// benchmark setup) that is one: with two, the main node's idle Ps spin and
-// take the workers' cores (kron15, 8 readers, AMD EPYC family 26 model 2,
-// two interleaved rounds: main-node CPU 43.9 / 44.8 against 61.3 / 57.9 ns
-// per update, workers 47.3 / 52.0 against 71.7 / 64.2;
-// results/perf-notes.md, fifth session).
+// when --cores fixes the main node's cores, else one that gives the main
+// node the cores it started with less the delta threads of connected
+// workers on this machine (distributor.SameHostCores).
 func (c *clusterConfig) sameHost(log *slog.Logger) func(threads int) {
 	if c.cores > 0 {
 		return nil
 	}
-	return func(threads int) {
-		n := min(startCores, max(1, startCores-threads))
-		if was := runtime.GOMAXPROCS(n); was != n {
-			log.Info("main node cores changed", "cores", n, "was", was, "same_host_worker_threads", threads)
-		}
-	}
+	return distributor.SameHostCores(startCores, log)
 }
 
 // engineWorkers returns ingest.Config's Workers and Remote for
@@ -248,98 +237,11 @@ func (cl *cluster) stop() {
 	}
 }
 
-// workerReport is one worker name in --json's "workers": the sums over
-// its connections, which "connections" lists.
-type workerReport struct {
-	Name          string       `json:"name"`
-	Addr          string       `json:"addr"`
-	Batches       uint64       `json:"batches"`
-	Updates       uint64       `json:"updates"`
-	BytesSent     uint64       `json:"bytes_sent"`
-	BytesReceived uint64       `json:"bytes_received"`
-	DeltasMerged  uint64       `json:"deltas_merged"`
-	BatchesResent uint64       `json:"batches_resent"`
-	BatchesLate   uint64       `json:"batches_late"`
-	BadFrames     uint64       `json:"bad_frames"`
-	Refused       uint64       `json:"refused,omitempty"`
-	LastError     string       `json:"last_error,omitempty"`
-	Connections   []connReport `json:"connections"`
-}
-
-// connReport is one connection to a worker: batches = deltas_merged +
-// batches_resent + batches_late.
-type connReport struct {
-	Addr          string `json:"addr"`
-	Incarnation   uint64 `json:"incarnation,omitempty"`
-	Refused       bool   `json:"refused,omitempty"`
-	Batches       uint64 `json:"batches"`
-	DeltasMerged  uint64 `json:"deltas_merged"`
-	BatchesResent uint64 `json:"batches_resent"`
-	BatchesLate   uint64 `json:"batches_late"`
-	Duplicates    uint64 `json:"duplicate_deltas"`
-	BadFrames     uint64 `json:"bad_frames"`
-	BytesSent     uint64 `json:"bytes_sent"`
-	BytesReceived uint64 `json:"bytes_received"`
-	Error         string `json:"error,omitempty"`
-}
-
-// clusterReport is the cluster part of --json.
-type clusterReport struct {
-	// Workers is per worker: batches and neighbour ids ("updates", two
-	// per stream update) sent, data-plane bytes, deltas merged, batches
-	// re-sent elsewhere after its connection ended.
-	Workers []workerReport `json:"workers"`
-	// NetworkBytesPerUpdate is data-plane bytes sent plus received per
-	// stream update: the communication factor. Out is the part sent to
-	// the workers (batches), Back the part received (deltas); both count
-	// frames and handshakes.
-	NetworkBytesPerUpdate     float64 `json:"network_bytes_per_update"`
-	NetworkBytesPerUpdateOut  float64 `json:"network_bytes_per_update_out"`
-	NetworkBytesPerUpdateBack float64 `json:"network_bytes_per_update_back"`
-	LocalCutoffBatches        uint64  `json:"local_cutoff_batches"`
-	FallbackBatches           uint64  `json:"fallback_batches"`
-	RemoteBatches             uint64  `json:"remote_batches"`
-	BatchesResent             uint64  `json:"batches_resent"`
-	BatchesLate               uint64  `json:"batches_late"`
-	DuplicateDeltas           uint64  `json:"duplicate_deltas"`
-	// BadFrames counts frames from workers that failed their integrity
-	// check (a CRC-32C, or under a cluster key an AES-GCM tag); each
-	// ended its connection, whose batches went elsewhere.
-	BadFrames uint64 `json:"bad_frames"`
-	// WorkersLeft and WorkersFailed count the workers that left the
-	// cluster and those it declared dead.
-	WorkersLeft   uint64 `json:"workers_left"`
-	WorkersFailed uint64 `json:"workers_failed"`
-}
-
 // report returns the cluster counters after updates stream updates; nil
 // for a main node alone.
-func (cl *cluster) report(updates uint64) *clusterReport {
+func (cl *cluster) report(updates uint64) *distributor.Report {
 	if cl == nil {
 		return nil
 	}
-	st := cl.pool.Stats()
-	r := &clusterReport{Workers: []workerReport{}, LocalCutoffBatches: st.LocalCutoffBatches,
-		FallbackBatches: st.FallbackBatches, RemoteBatches: st.RemoteBatches,
-		BatchesResent: st.BatchesResent, BatchesLate: st.BatchesLate, DuplicateDeltas: st.DuplicateDeltas,
-		BadFrames: st.BadFrames, WorkersLeft: st.WorkersLeft, WorkersFailed: st.WorkersFailed}
-	if updates > 0 {
-		r.NetworkBytesPerUpdate = float64(st.BytesSent+st.BytesReceived) / float64(updates)
-		r.NetworkBytesPerUpdateOut = float64(st.BytesSent) / float64(updates)
-		r.NetworkBytesPerUpdateBack = float64(st.BytesReceived) / float64(updates)
-	}
-	for _, w := range st.Workers {
-		wr := workerReport{Name: w.Name, Addr: w.Addr, Batches: w.Batches,
-			Updates: w.Updates, BytesSent: w.BytesSent, BytesReceived: w.BytesReceived,
-			DeltasMerged: w.DeltasMerged, BatchesResent: w.BatchesResent, BatchesLate: w.BatchesLate,
-			BadFrames: w.BadFrames, Refused: w.Refused, LastError: w.LastError, Connections: []connReport{}}
-		for _, c := range w.Conns {
-			wr.Connections = append(wr.Connections, connReport{Addr: c.Addr, Incarnation: c.Incarnation,
-				Refused: c.Refused, Batches: c.Batches, DeltasMerged: c.DeltasMerged, BatchesResent: c.BatchesResent,
-				BatchesLate: c.BatchesLate, Duplicates: c.DuplicateDeltas, BadFrames: c.BadFrames, BytesSent: c.BytesSent,
-				BytesReceived: c.BytesReceived, Error: c.Err})
-		}
-		r.Workers = append(r.Workers, wr)
-	}
-	return r
+	return distributor.NewReport(cl.pool.Stats(), updates)
 }

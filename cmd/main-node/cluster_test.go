@@ -69,23 +69,17 @@ func TestClusterUsageErrors(t *testing.T) {
 	f(fmt.Sprintf("--cores=%d, want [0, %d]", runtime.NumCPU()+1, runtime.NumCPU()), "--cores", strconv.Itoa(runtime.NumCPU()+1))
 }
 
-// TestCoresLeftToSameHostWorkers: without --cores the main node runs on
-// the cores it started with less the same-host workers' threads, at
-// least one, and gets them back when those workers go; with --cores it
-// keeps that many.
+// TestCoresLeftToSameHostWorkers: with --cores the main node keeps that
+// many; without, it follows the same-host workers from the cores it
+// started with (distributor's TestSameHostCores).
 func TestCoresLeftToSameHostWorkers(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	if f := (&clusterConfig{cores: 3}).sameHost(slog.New(slog.DiscardHandler)); f != nil {
 		t.Error("--cores=3: the main node would follow same-host workers")
 	}
-	f := (&clusterConfig{}).sameHost(slog.New(slog.DiscardHandler))
-	for _, c := range []struct{ threads, want int }{
-		{1, max(1, startCores-1)}, {startCores + 5, 1}, {0, startCores},
-	} {
-		f(c.threads)
-		if got := runtime.GOMAXPROCS(0); got != c.want {
-			t.Errorf("same-host threads %d: GOMAXPROCS %d, want %d (started with %d)", c.threads, got, c.want, startCores)
-		}
+	(&clusterConfig{}).sameHost(slog.New(slog.DiscardHandler))(startCores + 5)
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("same-host threads %d: GOMAXPROCS %d, want 1", startCores+5, got)
 	}
 }
 

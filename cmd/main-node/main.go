@@ -188,65 +188,14 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.cluster.cores))
 	}
 
-	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
-		return err
-	}
-	var id checkpoint.StreamID
-	var res0 *resumed
-	if c.checkpoint.dir != "" {
-		unlock, err := lockCheckpointDir(c.checkpoint.dir, log)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		if id, err = checkpoint.Identify(c.stream); err != nil {
-			return err
-		}
-	}
-	if c.checkpoint.resume != "" {
-		if res0, err = readResume(c, id); err != nil {
-			return err
-		}
-	}
-	src, closeSrc, err := openSource(c.stream, c.format)
+	in, release, err := openInput(ctx, c, stderr, log)
 	if err != nil {
 		return err
 	}
-	defer closeSrc()
-	// cur is the binary stream's Cursor (nil for a text stream), which
-	// keeps the digest of the records read for the checkpoints.
-	cur, _ := src.(*stream.Cursor)
-	if cur == nil || !cur.Seekable() {
-		// A read blocked on a pipe that has gone quiet ends when the run
-		// is interrupted: the stream is closed under it. A regular file's
-		// reads do not block so; it stays open, so that the parallel
-		// readers finish the blocks they hold and a stop checkpoint holds
-		// a prefix of the stream.
-		defer context.AfterFunc(ctx, closeSrc)()
-	}
-	var from uint64
-	if res0 != nil {
-		from = res0.meta.Updates
-		if err := checkPrefix(ctx, c, cur, res0.meta, stderr, log); err != nil {
-			return err
-		}
-	}
-	if c.readers > 1 && (cur == nil || !cur.Seekable()) {
-		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
-			"readers", c.readers, "format", c.format, "stream", c.stream)
-	}
+	defer release()
+	src, cur, res0, from := in.src, in.cur, in.res0, in.from
 	h := src.Header()
-	workers, remote := c.cluster.engineWorkers(c.workers)
-	cfg := ingest.Config{
-		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, Readers: c.readers,
-		// Huge pages pay when most sketches and gutters get touched; on a
-		// sparse stream they would make whole 2 MiB regions resident.
-		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
-	}
-	if res0 != nil {
-		res0.apply(c, &cfg)
-	}
+	cfg := engineConfig(c, h, res0)
 	if err := checkMemory(c, cfg, h.Updates); err != nil {
 		return err
 	}
@@ -262,7 +211,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
 		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
 
-	var points []pointQuery
+	var points []cc.Pair
 	if c.pointQueries != "" {
 		if points, err = readPointQueries(c.pointQueries, h.Vertices); err != nil {
 			return err
@@ -291,9 +240,10 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	if c.cluster.cores > 0 {
 		cores = c.cluster.cores
 	}
-	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(workers, cores),
+	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(cfg.Workers, cores),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
-	var writes checkpointWrites
+	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
+		BatchFactor: e.Config().BatchFactor}
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
 	if res0 != nil {
 		if err := room.Restore(res0.state()); err != nil {
@@ -301,10 +251,10 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		}
 	}
 	if c.checkpoint.dir != "" {
-		sched.Checkpoint = checkpointer(c.checkpoint.dir, id, cur, e, &writes, log)
+		sched.Checkpoint = checkpointer(taker, log)
 	}
 	if c.checkpoint.rate > 0 {
-		src = &throttled{Source: src, rate: c.checkpoint.rate}
+		src = stream.Throttle(src, c.checkpoint.rate)
 	}
 	var res *runResult
 	// The querying goroutine's own work, and the Boruvka goroutines it
@@ -318,7 +268,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
 	cl.settle(ctx, e)
-	res.writes = writes
+	res.checkpointBytes, res.checkpointWrite = taker.Bytes, taker.Writing
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
@@ -328,76 +278,115 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	return nil
 }
 
-// openSource opens the stream at path in the given format: a binary
-// stream as a *stream.Cursor at record 0. The returned func closes it.
-func openSource(path, format string) (stream.Source, func(), error) {
-	if format == "binary" {
-		f, err := stream.Open(path)
+// engineConfig returns the ingest.Config of the flags for a stream with
+// header h, started from the checkpoint res0 when it is not nil.
+func engineConfig(c config, h stream.Header, res0 *resumed) ingest.Config {
+	workers, remote := c.cluster.engineWorkers(c.workers)
+	cfg := ingest.Config{
+		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
+		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, Readers: c.readers,
+		// Huge pages pay when most sketches and gutters get touched; on a
+		// sparse stream they would make whole 2 MiB regions resident.
+		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
+	}
+	if res0 != nil {
+		res0.apply(c, &cfg)
+	}
+	return cfg
+}
+
+// input is the stream a run reads and, with --resume, the checkpoint it
+// continues from.
+type input struct {
+	src stream.Source
+	// cur is the binary stream's Cursor (nil for a text stream), which
+	// keeps the digest of the records read for the checkpoints.
+	cur  *stream.Cursor
+	id   checkpoint.StreamID
+	res0 *resumed // nil without --resume
+	from uint64   // the updates res0 holds
+}
+
+// openInput checks that the output files can be written, takes the
+// checkpoint directory, reads the checkpoint of --resume, opens the stream
+// and checks its first updates against that checkpoint, in that order.
+// The returned func releases what it took; on an error nothing is held.
+func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger) (in input, release func(), err error) {
+	var undo []func()
+	undoAll := func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
 		if err != nil {
-			return nil, nil, withFormatHint(path, err)
+			undoAll()
 		}
-		return f.Cursor(), func() { f.Close() }, nil
+	}()
+	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
+		return in, nil, err
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
-	}
-	t, err := stream.NewTextReaderAuto(f, path)
-	if err != nil {
-		f.Close()
-		return nil, nil, withTextHint(path, err)
-	}
-	return t, func() { f.Close() }, nil
-}
-
-// gzipHint is added to the error of a gzip-compressed stream file.
-const gzipHint = "the file is gzip-compressed: decompress it first (main-node reads binary or text streams)"
-
-// withTextHint adds to a text stream's error what the file looks like when
-// it is plainly not text: gzip, or binary.
-func withTextHint(path string, err error) error {
-	head := fileHead(path)
-	switch {
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return fmt.Errorf("%w; %s", err, gzipHint)
-	case len(head) > 0 && !isText(head):
-		return fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
-	}
-	return err
-}
-
-// fileHead returns the first 64 bytes of the file at path, or fewer.
-func fileHead(path string) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b := make([]byte, 64)
-	n, _ := io.ReadFull(f, b)
-	return b[:n]
-}
-
-// withFormatHint adds to a binary stream's error what the file looks like
-// when it is plainly not a binary stream: gzip, or text.
-func withFormatHint(path string, err error) error {
-	head := fileHead(path)
-	switch {
-	case len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b:
-		return fmt.Errorf("%w; %s", err, gzipHint)
-	case len(head) > 0 && isText(head):
-		return fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
-	}
-	return err
-}
-
-func isText(b []byte) bool {
-	for _, c := range b {
-		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
-			return false
+	if c.checkpoint.dir != "" {
+		unlock, err := lockCheckpointDir(c.checkpoint.dir, log)
+		if err != nil {
+			return in, nil, err
+		}
+		undo = append(undo, unlock)
+		if in.id, err = checkpoint.Identify(c.stream); err != nil {
+			return in, nil, err
 		}
 	}
-	return true
+	if c.checkpoint.resume != "" {
+		if in.res0, err = readResume(c, in.id); err != nil {
+			return in, nil, err
+		}
+	}
+	src, closeSrc, err := openSource(c.stream, c.format)
+	if err != nil {
+		return in, nil, err
+	}
+	undo = append(undo, closeSrc)
+	in.src = src
+	in.cur, _ = src.(*stream.Cursor)
+	if in.cur == nil || !in.cur.Seekable() {
+		// A read blocked on a pipe that has gone quiet ends when the run
+		// is interrupted: the stream is closed under it. A regular file's
+		// reads do not block so; it stays open, so that the parallel
+		// readers finish the blocks they hold and a stop checkpoint holds
+		// a prefix of the stream.
+		stop := context.AfterFunc(ctx, closeSrc)
+		undo = append(undo, func() { stop() })
+	}
+	if in.res0 != nil {
+		in.from = in.res0.meta.Updates
+		if err := checkPrefix(ctx, c, in.cur, in.res0.meta, stderr, log); err != nil {
+			return in, nil, err
+		}
+	}
+	if c.readers > 1 && (in.cur == nil || !in.cur.Seekable()) {
+		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
+			"readers", c.readers, "format", c.format, "stream", c.stream)
+	}
+	return in, undoAll, nil
+}
+
+// openSource opens the stream at path in the given format
+// (stream.OpenSource); a file that is plainly not in that format gets a
+// hint that names the flag or tool to use.
+func openSource(path, format string) (stream.Source, func(), error) {
+	src, closeSrc, err := stream.OpenSource(path, format == "text")
+	if err == nil {
+		return src, closeSrc, nil
+	}
+	switch looks := stream.Sniff(path); {
+	case looks == stream.LooksGzip:
+		err = fmt.Errorf("%w; the file is gzip-compressed: decompress it first (main-node reads binary or text streams)", err)
+	case looks == stream.LooksText && format == "binary":
+		err = fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
+	case looks == stream.LooksBinary && format == "text":
+		err = fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
+	}
+	return nil, nil, err
 }
 
 // checkWritable fails early, before any ingestion, for an output file

@@ -1,23 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"sketchcc/cc"
 	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
-
-// pointQuery is one "u v" pair of --point-queries.
-type pointQuery struct{ U, V uint32 }
 
 // queryRecord is one query of the run, as --json prints it.
 type queryRecord struct {
@@ -60,88 +54,47 @@ type runResult struct {
 	from          uint64
 	checkpoints   int
 	checkpointing time.Duration
-	writes        checkpointWrites
+	// checkpointBytes is the size of the last checkpoint, and
+	// checkpointWrite the time spent writing them (checkpoint.Taker).
+	checkpointBytes int64
+	checkpointWrite time.Duration
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).
 	cores int
 }
 
-// queryPositions returns the sorted update counts after which to query:
-// --query-at's, or --queries evenly spaced ones, and always the end. It
-// warns about every position it drops or merges: 0, past the end, or
-// given more than once.
+// queryPositions returns the update counts after which to query
+// (cc.Positions): --query-at's, or --queries evenly spaced ones, and always
+// the end. It warns about every position it drops or merges.
 func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
-	var pos []uint64
-	times := map[uint64]int{}
-	for _, p := range c.queryAt {
-		if times[p]++; times[p] == 2 {
-			log.Warn("--query-at: position given more than once; querying once", "position", p)
-		}
-		switch {
-		case times[p] > 1:
-		case p == 0:
+	pos, skipped := cc.Positions(c.queryAt, c.queries, total)
+	for _, s := range skipped {
+		switch s.Why {
+		case cc.SkipRepeated:
+			log.Warn("--query-at: position given more than once; querying once", "position", s.Position)
+		case cc.SkipZero:
 			log.Warn("--query-at: no query after 0 updates")
-		case p > total:
+		case cc.SkipPastEnd:
 			log.Warn("--query-at: position past the end of the stream; the final query answers for the end",
-				"position", p, "updates", total)
-		default:
-			pos = append(pos, p)
-		}
-	}
-	if len(c.queryAt) == 0 {
-		switch {
-		case c.queries > 1 && total == 0:
+				"position", s.Position, "updates", total)
+		case cc.SkipNoUpdates:
 			log.Warn("--queries: the stream has no updates; one query answers for its isolated vertices", "queries", c.queries)
-		case c.queries > 1 && uint64(c.queries) > total:
+		case cc.SkipCrowded:
 			log.Warn("--queries exceeds the updates; querying after every update", "queries", c.queries, "updates", total)
 		}
-		for i := 1; i < c.queries; i++ {
-			if p := uint64(float64(total) * float64(i) / float64(c.queries)); p > 0 {
-				pos = append(pos, p)
-			}
-		}
 	}
-	pos = append(pos, total)
-	slices.Sort(pos)
-	return slices.Compact(pos)
+	return pos
 }
 
-// readPointQueries reads "u v" lines (# comments allowed) with ids below
-// vertices.
-func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
+// readPointQueries reads the --point-queries file (cc.ReadPairs).
+func readPointQueries(path string, vertices uint32) ([]cc.Pair, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read point queries: %w", err)
 	}
 	defer f.Close()
-	var out []pointQuery
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		fs := strings.Fields(sc.Text())
-		if len(fs) == 0 || strings.HasPrefix(fs[0], "#") {
-			continue
-		}
-		if len(fs) != 2 {
-			return nil, fmt.Errorf("%s:%d: want \"u v\", got %q", path, line, sc.Text())
-		}
-		u, err1 := strconv.ParseUint(fs[0], 10, 32)
-		v, err2 := strconv.ParseUint(fs[1], 10, 32)
-		if err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("%s:%d: want \"u v\", got %q", path, line, sc.Text())
-		}
-		if u >= uint64(vertices) || v >= uint64(vertices) {
-			return nil, fmt.Errorf("%s:%d: vertex out of range: (%d,%d), stream has %d vertices",
-				path, line, u, v, vertices)
-		}
-		out = append(out, pointQuery{uint32(u), uint32(v)})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
-	}
-	return out, nil
+	return cc.ReadPairs(f, path, vertices)
 }
 
 // ingestAndQuery runs the query schedule (cc.Room.Run) at the query
@@ -149,7 +102,7 @@ func readPointQueries(path string, vertices uint32) ([]pointQuery, error) {
 // at every query when there are several (named FILE.<updates>), and as
 // FILE for the final one; observe is called with every query's record.
 func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source, sched cc.Schedule,
-	points []pointQuery, observe func(queryRecord), log *slog.Logger) (*runResult, error) {
+	points []cc.Pair, observe func(queryRecord), log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
 	positions := queryPositions(c, total, log)
 	run := &runResult{}
@@ -162,7 +115,7 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 			BoruvkaVertices: res.Boruvka.Vertices, BoruvkaReads: res.Boruvka.Reads,
 		}
 		for _, pq := range points {
-			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Labels[pq.U] == res.Labels[pq.V]})
+			rec.Points = append(rec.Points, pointAnswer{pq.U, pq.V, res.Connected(pq)})
 		}
 		run.queries = append(run.queries, rec)
 		observe(rec)

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"sketchcc/cc"
+	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
 	"sketchcc/internal/cputime"
@@ -57,7 +58,7 @@ type summary struct {
 	LocalWorkers         int           `json:"local_workers"`
 	Readers              int           `json:"readers"`    // --readers
 	MainCores            int           `json:"main_cores"` // GOMAXPROCS at the end of the stream (--cores)
-	*clusterReport                     // with --listen: "workers", "network_bytes_per_update", …
+	*distributor.Report                // with --listen: "workers", "network_bytes_per_update", …
 	Greedy               bool          `json:"greedy"`
 	Queries              []queryRecord `json:"queries"`
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
@@ -93,12 +94,12 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Batches: gst.Batches, FlushedBatches: gst.FlushedBatches, FlushLocalGutters: gst.LocalBatches,
 		Readers: e.Config().Readers, MainCores: run.cores,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
-		clusterReport: cl.report(res.AfterUpdates),
-		Greedy:        !c.noGreedy,
-		Queries:       run.queries,
-		PeakRSSBytes:  cli.PeakRSS(),
-		ResumedFrom:   run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
-		CheckpointWriteSeconds: run.writes.write.Seconds(), CheckpointBytes: run.writes.bytes,
+		Report:       cl.report(res.AfterUpdates),
+		Greedy:       !c.noGreedy,
+		Queries:      run.queries,
+		PeakRSSBytes: cli.PeakRSS(),
+		ResumedFrom:  run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
+		CheckpointWriteSeconds: run.checkpointWrite.Seconds(), CheckpointBytes: run.checkpointBytes,
 		MainCPU: run.cpu,
 	}
 	if c.json {
@@ -117,9 +118,9 @@ peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
-		humanBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
+		ingest.FormatBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages, s.Readers, s.MainCores,
-		humanBytes(s.PeakRSSBytes))
+		ingest.FormatBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
 	}
@@ -176,18 +177,6 @@ func midQueries(queries []queryRecord) string {
 	return fmt.Sprintf(" + %d mid-stream queries %.3f s", len(queries)-1, sec)
 }
 
-func humanBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
-}
-
 // writeOutputs writes the --labels and --forest files, their names
 // followed by suffix.
 func writeOutputs(c config, res *cc.Result, suffix string) error {
@@ -235,7 +224,7 @@ func writeLines(path string, n int, line func([]byte, int) []byte) error {
 
 // startProgress shows a progress bar on stderr, described as what (for
 // example "ingesting"), while count goes to total updates, polling it
-// every 200 ms. The rate shown is a rateMeter's, hidden
+// every 200 ms. The rate shown is an ingest.RateMeter's, hidden
 // until it means something. The returned func stops it and waits.
 func startProgress(mode string, stderr io.Writer, what string, total uint64, count func() uint64) func() {
 	f, isFile := stderr.(*os.File)
@@ -246,7 +235,7 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 		progressbar.OptionSetWriter(stderr),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(false), // from the bar's own rate; see rateMeter
+		progressbar.OptionSetPredictTime(false), // from the bar's own rate; see ingest.RateMeter
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
@@ -255,7 +244,7 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 	wg.Go(func() {
 		t := time.NewTicker(200 * time.Millisecond)
 		defer t.Stop()
-		var m rateMeter
+		var m ingest.RateMeter
 		for {
 			select {
 			case <-done:
@@ -264,8 +253,8 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 				return
 			case now := <-t.C:
 				n := count()
-				m.add(now, n)
-				if r, ok := m.rate(); ok && r > 0 {
+				m.Add(now, n)
+				if r, ok := m.Rate(); ok && r > 0 {
 					left := time.Duration(float64(total-min(n, total)) / r * float64(time.Second))
 					bar.Describe(fmt.Sprintf("%s at %.3g M updates/s, %v left", what, r/1e6, left.Round(time.Second)))
 				}
@@ -274,45 +263,6 @@ func startProgress(mode string, stderr io.Writer, what string, total uint64, cou
 		}
 	})
 	return func() { close(done); wg.Wait() }
-}
-
-// rateWindow is the span of samples a rateMeter averages over, and
-// rateMinSpan the span it needs before it shows a rate: the first samples
-// of a run, a few milliseconds apart after the sketches are allocated,
-// made the progress bar's own rate show figures such as 21 G updates/s.
-const (
-	rateWindow  = 5 * time.Second
-	rateMinSpan = time.Second
-)
-
-// rateMeter is the ingestion rate over the last rateWindow of samples of
-// a growing count. The zero value is ready to use.
-type rateMeter struct {
-	at    []time.Time
-	count []uint64
-}
-
-// add records that the count was n at time t; t must not go back.
-func (m *rateMeter) add(t time.Time, n uint64) {
-	m.at, m.count = append(m.at, t), append(m.count, n)
-	i := 0
-	for i < len(m.at)-2 && t.Sub(m.at[i+1]) >= rateWindow {
-		i++
-	}
-	m.at, m.count = m.at[i:], m.count[i:]
-}
-
-// rate returns the count's growth per second between the oldest and the
-// newest sample, and false until they are rateMinSpan apart.
-func (m *rateMeter) rate() (float64, bool) {
-	if len(m.at) < 2 {
-		return 0, false
-	}
-	span := m.at[len(m.at)-1].Sub(m.at[0])
-	if span < rateMinSpan {
-		return 0, false
-	}
-	return float64(m.count[len(m.count)-1]-m.count[0]) / span.Seconds(), true
 }
 
 func onOff(b bool) string {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestEmptyGraph checks that a stream of 0 updates, binary or text, is
@@ -105,80 +104,6 @@ func TestQueryAtRepeated(t *testing.T) {
 	}
 }
 
-// TestMemoryEstimate checks the estimate of what a stream can fill, with
-// the slab sizes of V = 10^6 at the default factors: a sparse stream needs
-// a page per vertex, not both slabs (it was refused on a 23.5 GiB machine
-// for 33.4 GiB of slabs; measured peak RSS: 3.9 GiB), and a dense one
-// needs both slabs.
-func TestMemoryEstimate(t *testing.T) {
-	const (
-		v          = 1_000_000
-		sketchSlab = 17_936_000_000 // 17,936 bytes per vertex
-		gutterSlab = 17_937_000_000
-		page       = 4096
-		have       = 25_270_000_000 // 23.5 GiB
-	)
-	m := estimateMemory(sketchSlab, gutterSlab, v, 2, page)
-	want := memoryNeed{sketchSlab: sketchSlab, gutterSlab: gutterSlab, page: page,
-		sketches: v*page + 4*(17_936+page), gutters: 4 * page, bookkeeping: v * bookkeepingBytesPerVertex}
-	if m != want {
-		t.Fatalf("V=10^6, 2 updates: %+v, want %+v", m, want)
-	}
-	if err := memoryVerdict("s.bin", v, 2, m, have); err != nil {
-		t.Fatalf("V=10^6, 2 updates refused: %v", err)
-	}
-	// A dense stream fills both slabs: refused, with the formula.
-	m = estimateMemory(sketchSlab, gutterSlab, v, 50_000_000, page)
-	if m.sketches != sketchSlab || m.gutters != gutterSlab {
-		t.Fatalf("dense: %+v", m)
-	}
-	err := memoryVerdict("s.bin", v, 50_000_000, m, have)
-	for _, part := range []string{"s.bin (1000000 vertices, 50000000 updates U) can fill 33.59 GiB",
-		"sketches min(16.70 GiB slab, V·page + min(2U, V)·(17936 bytes per vertex + 4.0 KiB page)) = 16.70 GiB",
-		"gutters min(16.71 GiB slab, 2U·4.0 KiB page) = 16.71 GiB", "192 bytes per vertex", "--batch-factor"} {
-		if err == nil || !strings.Contains(err.Error(), part) {
-			t.Errorf("dense: %v, want it to say %q", err, part)
-		}
-	}
-	// One slab larger than the machine is refused whatever the stream.
-	if err := memoryVerdict("s.bin", v, 2, estimateMemory(sketchSlab, 30e9, v, 2, page), have); err == nil ||
-		!strings.Contains(err.Error(), "gutters are one allocation of 27.94 GiB") {
-		t.Errorf("a gutter slab above the machine: %v", err)
-	}
-	// No overflow for any header.
-	m = estimateMemory(sketchSlab, gutterSlab, v, 1<<63+5, 2<<20)
-	if m.sketches != sketchSlab || m.gutters != gutterSlab {
-		t.Errorf("2^63 updates: %+v", m)
-	}
-}
-
-// TestRateMeter checks the progress bar's rate: hidden until its samples
-// span a second (a burst in the first milliseconds showed 21 G updates/s),
-// then the growth over the last rateWindow.
-func TestRateMeter(t *testing.T) {
-	var m rateMeter
-	t0 := time.Unix(0, 0)
-	m.add(t0, 0)
-	m.add(t0.Add(5*time.Millisecond), 100_000_000)
-	if r, ok := m.rate(); ok {
-		t.Fatalf("rate %v shown after 5 ms", r)
-	}
-	// 10 M updates/s from then on, sampled every 200 ms for 10 s.
-	for i := 1; i <= 50; i++ {
-		m.add(t0.Add(5*time.Millisecond+time.Duration(i)*200*time.Millisecond), 100_000_000+uint64(i)*2_000_000)
-		r, ok := m.rate()
-		if i < 5 && ok {
-			t.Fatalf("rate %v shown after %d samples", r, i+2)
-		}
-		if i >= 30 && (!ok || r != 10_000_000) {
-			t.Fatalf("sample %d: rate %v, %v; want 10 M/s once the burst is out of the window", i, r, ok)
-		}
-	}
-	if len(m.at) > int(rateWindow/(200*time.Millisecond))+2 {
-		t.Errorf("%d samples kept for a %v window", len(m.at), rateWindow)
-	}
-}
-
 // TestProgressRate runs the binary with --progress always on a stream long
 // enough for the bar to draw: no rate it shows may be absurd (the bar's own
 // rate showed 21–40 G updates/s in its first samples; ingestion runs at
@@ -211,5 +136,17 @@ func TestKeyFileMessage(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, key+": distributor: cluster key is base64 of 20 bytes (28 characters)") ||
 		r.stdout != "" {
 		t.Errorf("want exit 1 and the decoded length, got %v", r)
+	}
+}
+
+// TestMemoryRefusalNamesFlag: the memory verdict (ingest's MemoryPlan.Fit)
+// names the flag to lower, not the library's Config field.
+func TestMemoryRefusalNamesFlag(t *testing.T) {
+	path := writeFile(t, "big.bin", append(header(1<<30, 1), 0, 1, 0, 0, 0, 2, 0, 0, 0))
+	r := runMain(t, "--stream", path)
+	if r.code != 1 || !strings.Contains(r.stderr, path+" declares 1073741824 vertices: their sketches are one allocation of") ||
+		!strings.Contains(r.stderr, "; lower --sketch-factor, or run on a machine with more memory") ||
+		strings.Contains(r.stderr, "Config.") {
+		t.Errorf("want exit 1 and --sketch-factor named, got %v", r)
 	}
 }

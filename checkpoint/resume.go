@@ -1,0 +1,103 @@
+package checkpoint
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sketchcc/sketch"
+	"sketchcc/stream"
+)
+
+// Claim takes the lock of checkpoint directory dir (LockDir) and then
+// removes the temporaries that a run killed while writing a checkpoint
+// left there (RemoveTemps), returning their paths even on an error. It
+// returns LockDir's errors, and RemoveTemps' with the lock released.
+func Claim(dir string) (*Lock, []string, error) {
+	l, err := LockDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	removed, err := RemoveTemps(dir)
+	if err != nil {
+		l.Unlock()
+		return nil, removed, err
+	}
+	return l, removed, nil
+}
+
+// CheckPrefix hashes the first m.Updates records of the stream file cur
+// reads and refuses a stream whose digest differs from m.Prefix, which an
+// edit anywhere in them makes it; on a match it moves cur to m.Updates
+// with that digest, so that the resumed run's checkpoints can be checked
+// in turn. progress, when not nil, gets the records hashed so far (see
+// File.Digest). Its errors name the stream as name and the checkpoint of
+// dir, and say how far it got when ctx is done; a nil cur (a stream that
+// is not a binary stream file) is refused.
+func CheckPrefix(ctx context.Context, dir, name string, cur *stream.Cursor, m Meta, progress func(records uint64)) error {
+	path := Path(dir)
+	if cur == nil {
+		return fmt.Errorf("checkpoint %s: the stream %s is not a binary stream file", path, name)
+	}
+	n := m.Updates
+	d, err := cur.File().Digest(ctx, 0, n, progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted after checking %s of %d against checkpoint %s; nothing ingested",
+				stream.UpdateCount(d.Records), n, path)
+		}
+		return fmt.Errorf("cannot check the stream against checkpoint %s: %w", path, err)
+	}
+	if d != m.Prefix {
+		return fmt.Errorf("stream %s differs from the one checkpoint %s was taken on: its first %s hash to %#08x, the checkpoint's to %#08x",
+			name, path, stream.UpdateCount(n), d.CRC, m.Prefix.CRC)
+	}
+	return cur.SeekDigest(m.Prefix)
+}
+
+// Taker writes the checkpoints of one run into Dir. Its fields are set
+// before the first Take, which alone writes Bytes and Writing; it is not
+// safe for concurrent use.
+type Taker struct {
+	// Dir is the checkpoint directory, and Stream the stream's StreamID.
+	Dir    string
+	Stream StreamID
+	// Cursor reads the stream; its digest must cover exactly the
+	// updates in Table when Take is called.
+	Cursor *stream.Cursor
+	// Table holds the sketches, and BatchFactor the run's gutter size
+	// (Meta.BatchFactor).
+	Table       *sketch.Table
+	BatchFactor float64
+	// Bytes is the size of the last checkpoint written, and Writing the
+	// time spent writing them all.
+	Bytes   int64
+	Writing time.Duration
+}
+
+// Take writes the checkpoint of Table after updates stream updates, with
+// the greedy shortcut's forest when greedyValid (Meta). A checkpoint that
+// a resume could not check, because Cursor's digest is not known or does
+// not cover exactly updates, is refused with an error instead; other
+// errors are Write's.
+func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) error {
+	t0 := time.Now()
+	prefix, ok := t.Cursor.Digest()
+	switch {
+	case !ok:
+		return fmt.Errorf("not written: the digest of the stream's first %s is not known (the stream was read past an error), so a resume could not check them",
+			stream.UpdateCount(updates))
+	case prefix.Records != updates:
+		return fmt.Errorf("not written: the stream digest covers %s, the sketches hold %s",
+			stream.UpdateCount(prefix.Records), stream.UpdateCount(updates))
+	}
+	m := Meta{Stream: t.Stream, Updates: updates, Prefix: prefix, BatchFactor: t.BatchFactor,
+		GreedyValid: greedyValid, Forest: forest}
+	n, err := Write(t.Dir, m, t.Table)
+	if err != nil {
+		return err
+	}
+	t.Bytes = n
+	t.Writing += time.Since(t0)
+	return nil
+}

@@ -1,0 +1,88 @@
+package ingest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestMemoryEstimate checks the estimate of what a stream can fill, with
+// the slab sizes of V = 10^6 at the default factors: a sparse stream needs
+// a page per vertex, not both slabs (it was refused on a 23.5 GiB machine
+// for 33.4 GiB of slabs; measured peak RSS: 3.9 GiB), and a dense one
+// needs both slabs.
+func TestMemoryEstimate(t *testing.T) {
+	const (
+		v          = 1_000_000
+		sketchSlab = 17_936_000_000 // 17,936 bytes per vertex
+		gutterSlab = 17_937_000_000
+		page       = 4096
+		have       = 25_270_000_000 // 23.5 GiB
+	)
+	m := estimateMemory(sketchSlab, gutterSlab, v, 2, page)
+	want := MemoryPlan{Vertices: v, Updates: 2, SketchSlab: sketchSlab, GutterSlab: gutterSlab, PageBytes: page,
+		Sketches: v*page + 4*(17_936+page), Gutters: 4 * page, Bookkeeping: v * bookkeepingBytesPerVertex}
+	if m != want {
+		t.Fatalf("V=10^6, 2 updates: %+v, want %+v", m, want)
+	}
+	if err := m.Fit("s.bin", have); err != nil {
+		t.Fatalf("V=10^6, 2 updates refused: %v", err)
+	}
+	// A dense stream fills both slabs: refused, with the formula, naming
+	// the field to lower.
+	m = estimateMemory(sketchSlab, gutterSlab, v, 50_000_000, page)
+	if m.Sketches != sketchSlab || m.Gutters != gutterSlab {
+		t.Fatalf("dense: %+v", m)
+	}
+	err := m.Fit("s.bin", have)
+	for _, part := range []string{"ingest: s.bin (1000000 vertices, 50000000 updates U) can fill 33.59 GiB",
+		"sketches min(16.70 GiB slab, V·page + min(2U, V)·(17936 bytes per vertex + 4.0 KiB page)) = 16.70 GiB",
+		"gutters min(16.71 GiB slab, 2U·4.0 KiB page) = 16.71 GiB", "192 bytes per vertex",
+		"lower Config.BatchFactor to shrink the gutters, or run on a machine with more memory"} {
+		if err == nil || !strings.Contains(err.Error(), part) {
+			t.Errorf("dense: %v, want it to say %q", err, part)
+		}
+	}
+	// One slab larger than the machine is refused whatever the stream.
+	if err := estimateMemory(sketchSlab, 30e9, v, 2, page).Fit("s.bin", have); err == nil ||
+		!strings.Contains(err.Error(), "gutters are one allocation of 27.94 GiB") {
+		t.Errorf("a gutter slab above the machine: %v", err)
+	}
+	var me *MemoryError
+	err = estimateMemory(30e9, gutterSlab, v, 2, page).Fit("s.bin", have)
+	if !errors.As(err, &me) || me.Lower != "SketchFactor" || !strings.Contains(err.Error(), "sketches are one allocation") ||
+		me.Advise("the knob") != strings.TrimPrefix(strings.Replace(err.Error(), "Config.SketchFactor", "the knob", 1), "ingest: ") {
+		t.Errorf("a sketch slab above the machine: %v", err)
+	}
+	// No overflow for any header.
+	m = estimateMemory(sketchSlab, gutterSlab, v, 1<<63+5, 2<<20)
+	if m.Sketches != sketchSlab || m.Gutters != gutterSlab {
+		t.Errorf("2^63 updates: %+v", m)
+	}
+}
+
+// TestPlanMemory: the plan is Memory's slabs at the page size huge pages
+// ask for, and Memory's errors.
+func TestPlanMemory(t *testing.T) {
+	cfg := Config{Vertices: 1 << 10, Workers: 1, Readers: 1}
+	sketchSlab, gutterSlab, err := Memory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HugePages = true
+	m, err := PlanMemory(cfg, 1)
+	if err != nil || m.SketchSlab != sketchSlab || m.GutterSlab != gutterSlab || m.PageBytes != hugePageBytes {
+		t.Errorf("plan %+v, %v; want slabs %d, %d with 2 MiB pages", m, err, sketchSlab, gutterSlab)
+	}
+	if _, err := PlanMemory(Config{Vertices: 1 << 10, BatchFactor: MaxBatchFactor + 1}, 1); err == nil {
+		t.Error("a batch factor over MaxBatchFactor planned")
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for b, want := range map[int64]string{512: "512 B", 4096: "4.0 KiB", 3 << 20: "3.0 MiB", 17_936_000_000: "16.70 GiB"} {
+		if got := FormatBytes(b); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", b, got, want)
+		}
+	}
+}
