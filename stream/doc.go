@@ -44,22 +44,22 @@
 //	8       4     version  uint32   1
 //	12      4     Vertices uint32   vertex ids are in [0, Vertices)
 //	16      8     Updates  uint64   number of records, at most 2^56
-//	24      4     BlockRecords uint32  records per block: a multiple of 8
-//	                                  in [8, 2^21]; the writer uses 2^16
+//	24      4     R        uint32   records per block: a multiple of 8 in
+//	                                  [8, 2^21]; the writer uses 2^16
 //	28      4     CRC-32C of bytes [0, 28)
-//	32            block k, k in [0, ⌈Updates/BlockRecords⌉):
+//	32            block k, k in [0, ⌈Updates/R⌉):
 //	                +0  CRC-32C of (k as uint64 LE, then the payload)
 //	                +4  payload: the records of the block, bit-packed
 //
-// Every block holds BlockRecords records except the last, which holds the
+// Every block holds R records except the last, which holds the
 // rest. Record i of a block starts at bit i·(1+2b) of its payload, bits
 // counted from the least significant of each byte: one bit of Type, then
 // b bits of Src, then b bits of Dst, each least significant bit first.
 // The payload is padded with zero bits to a whole byte; 8 records take
 // exactly 1+2b bytes, so full blocks need no padding, all have the same
 // size, and the block index is a formula rather than a table: block k
-// starts at byte 32 + k·(4 + BlockRecords·(1+2b)/8) and its first record
-// is k·BlockRecords. A reader of records [lo, hi) seeks there, and a
+// starts at byte 32 + k·(4 + R·(1+2b)/8) and its first record
+// is k·R. A reader of records [lo, hi) seeks there, and a
 // checksum seeded with k catches a block copied to the wrong place.
 //
 // A reader checks the header's checksum, the file size against the header

@@ -26,7 +26,7 @@ const packedVersion = 1
 // the 4-byte checksum costs 0.00006 bytes per update.
 const packedBlockRecords = 1 << 16
 
-// maxBlockRecords bounds a header's BlockRecords so that one block, which
+// maxBlockRecords bounds a header's records per block so that one block, which
 // a Reader buffers whole, stays under 17 MiB (65-bit records).
 const maxBlockRecords = 1 << 21
 

@@ -278,7 +278,8 @@ func TestPacked_ReadRaw(t *testing.T) {
 	}
 }
 
-// TestPacked_Pipe: a packed FIFO has one Reader, from record 0.
+// TestPacked_NotRegular: a device that is not a packed stream (an empty
+// one) is refused at open.
 func TestPacked_NotRegular(t *testing.T) {
 	f, err := OpenPacked(os.DevNull)
 	if err == nil {
