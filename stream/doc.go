@@ -1,6 +1,7 @@
 // Package stream reads and writes edge-update streams: the binary format
-// shared by the field's tools and the two text formats used for small
-// inputs and for ground truth.
+// shared by the field's tools, a packed format of the same updates in
+// about half the bytes, and the two text formats used for small inputs
+// and for ground truth.
 //
 // # Binary format
 //
@@ -27,6 +28,54 @@
 // downstream are linear over GF(2), so every update toggles its edge whatever
 // its type byte; the type is still checked to be 0 or 1 so that a corrupt
 // file is caught.
+//
+// # Packed format
+//
+// A packed stream holds the same updates in 1 + 2·b bits each, with
+// b = IDBits(Vertices) = ⌈log2 Vertices⌉ (17 at 2^17 vertices: 4.375
+// bytes an update), in checksummed blocks that decode independently. Its
+// first word is 0, a vertex count the binary format rejects (ErrNoVertices),
+// so the two formats cannot be mistaken for each other; IsPacked tells
+// them apart from the first 8 bytes.
+//
+//	offset  size  field
+//	0       4     0        uint32   the binary format's Vertices slot
+//	4       4     magic    "SCPK"
+//	8       4     version  uint32   1
+//	12      4     Vertices uint32   vertex ids are in [0, Vertices)
+//	16      8     Updates  uint64   number of records, at most 2^56
+//	24      4     R        uint32   records per block: a multiple of 8 in
+//	                                  [8, 2^21]; the writer uses 2^16
+//	28      4     CRC-32C of bytes [0, 28)
+//	32            block k, k in [0, ⌈Updates/R⌉):
+//	                +0  CRC-32C of (k as uint64 LE, then the payload)
+//	                +4  payload: the records of the block, bit-packed
+//
+// Every block holds R records except the last, which holds the
+// rest. Record i of a block starts at bit i·(1+2b) of its payload, bits
+// counted from the least significant of each byte: one bit of Type, then
+// b bits of Src, then b bits of Dst, each least significant bit first.
+// The payload is padded with zero bits to a whole byte; 8 records take
+// exactly 1+2b bytes, so full blocks need no padding, all have the same
+// size, and the block index is a formula rather than a table: block k
+// starts at byte 32 + k·(4 + R·(1+2b)/8) and its first record
+// is k·R. A reader of records [lo, hi) seeks there, and a
+// checksum seeded with k catches a block copied to the wrong place.
+//
+// A reader checks the header's checksum, the file size against the header
+// (OpenPacked), each block's checksum before it returns any of its records,
+// the padding, and each record (ids below Vertices, no self-loop). A
+// failure is a *FormatError whose Index is the first record of the bad
+// block (or the bad record), whose Offset is the block's byte offset (the
+// byte holding the bad record's first bit), and whose Detail names the
+// block.
+//
+// The Digest of packed records is that of their canonical 9-byte binary
+// encodings, so a checkpoint taken on a binary stream resumes on its packed
+// copy and back. Hashing them costs about 20% of the decode (113 M vs 139 M
+// updates/s at 2^17 vertices on an AMD EPYC family 26 model 2 core),
+// for a caller that hashes (or not) itself, ReadRaw returns the canonical
+// records unhashed.
 //
 // # Text formats
 //

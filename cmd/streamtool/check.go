@@ -17,8 +17,9 @@ import (
 	"sketchcc/stream"
 )
 
-// openStream opens a stream file. A binary file is opened with stream.Open,
-// which checks its size against the header, unless it is gzip-compressed;
+// openStream opens a stream file. A binary file is opened with stream.Open
+// (a packed one, detected from its header, with stream.OpenPacked), which
+// checks its size against the header, unless it is gzip-compressed;
 // a text file (typed or untyped, decided by its first update line) may be
 // gzip-compressed too. Once ctx is done the source returns ctx.Err() and
 // its file is closed (ending a read that blocks on a pipe). The returned
@@ -52,12 +53,20 @@ func openSource(path, format string) (stream.Source, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
 	}
-	var magic [2]byte
+	var magic [8]byte
 	n, _ := io.ReadFull(f, magic[:])
-	gz := n == 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	gz := n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("cannot read stream: %w", err)
+	}
+	if format == "binary" && stream.IsPacked(magic[:n]) {
+		f.Close()
+		pf, err := stream.OpenPacked(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return pf.Reader(0, pf.Header().Updates), func() { pf.Close() }, nil
 	}
 	if format == "binary" && !gz {
 		f.Close()
@@ -74,7 +83,12 @@ func openSource(path, format string) (stream.Source, func(), error) {
 	}
 	var src stream.Source
 	if format == "binary" {
-		src, err = stream.NewReader(r)
+		br := bufio.NewReader(r)
+		if head, _ := br.Peek(8); stream.IsPacked(head) {
+			src, err = stream.NewPackedReader(br)
+		} else {
+			src, err = stream.NewReader(br)
+		}
 	} else {
 		src, err = stream.NewTextReaderAuto(r, path)
 	}

@@ -1,12 +1,16 @@
 // Command streamtool builds, converts and checks edge-update streams for
 // sketchcc: the binary format of package stream (12-byte header, 9-byte
-// records) and the untyped text "cumulative" format for ground truth.
+// records), its packed format (1 + 2·⌈log2 V⌉ bits an update in checksummed
+// blocks; read wherever a binary stream is, detected from its header) and
+// the untyped text "cumulative" format for ground truth.
 //
-//	streamtool gen kron --scale N [--seed S] -o OUT        Kronecker stream (+ OUT.cum)
+//	streamtool gen kron --scale N [--seed S] -o OUT        Kronecker stream (+ OUT.cum; --format packed)
 //	streamtool gen erdos --vertices N --density P -o OUT   Erdős–Rényi stream (+ OUT.cum)
 //	streamtool convert --from FORMAT IN -o OUT             edge list -> inserts (+ OUT.map)
 //	streamtool snapshots --from FORMAT A B ... -o OUT      snapshot diffs (+ OUT.map)
 //	streamtool temporal --window W IN -o OUT               expiring temporal edges (+ OUT.map)
+//	streamtool pack IN -o OUT                              binary -> packed (digest checked)
+//	streamtool unpack IN -o OUT                            packed -> binary, byte-identical
 //	streamtool validate FILE                               well-formedness check
 //	streamtool cc FILE [--format binary|text]              exact components (ground truth)
 //

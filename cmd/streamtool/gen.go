@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"sketchcc/internal/cli"
 	"sketchcc/offline/streamgen"
+	"sketchcc/stream"
 )
 
 // genFlags are the flags both generators share.
@@ -25,6 +27,7 @@ type genFlags struct {
 	isolated  int
 	pass      int
 	workers   int
+	format    string
 }
 
 // register registers the shared flags with the defaults of def, a
@@ -39,6 +42,7 @@ func (g *genFlags) register(fs *pflag.FlagSet, def streamgen.Config, isolatedHel
 	fs.IntVar(&g.isolated, "isolated", -1, isolatedHelp)
 	fs.IntVar(&g.pass, "pass-updates", streamgen.DefaultPassUpdates, "updates held in memory per pass, 8 bytes each; fewer means more passes over the pairs")
 	fs.IntVar(&g.workers, "workers", defaultWorkers(), "goroutines scanning vertex pairs")
+	fs.StringVar(&g.format, "format", "binary", "stream format: binary (GraphZeppelin, 9 bytes an update) or packed (see streamtool pack --help)")
 }
 
 // check returns the usage problems of the shared flags.
@@ -53,6 +57,9 @@ func (g *genFlags) check() []error {
 	if g.pass < 1 {
 		errs = append(errs, usagef("--pass-updates=%d, want at least 1", g.pass))
 	}
+	if _, err := parseStreamFormat(g.format); err != nil {
+		errs = append(errs, err)
+	}
 	return errs
 }
 
@@ -61,6 +68,7 @@ func (g *genFlags) check() []error {
 func (g *genFlags) apply(c *streamgen.Config, e *env) {
 	c.Rounds, c.Churn, c.Transient = g.rounds, g.churn, g.transient
 	c.PassUpdates, c.Workers, c.Logger = g.pass, g.workers, e.log
+	c.Format, _ = parseStreamFormat(g.format) // check has refused a bad one
 	if g.isolated >= 0 {
 		c.Isolated = g.isolated
 	}
@@ -72,7 +80,7 @@ func (g *genFlags) apply(c *streamgen.Config, e *env) {
 var genFlagNames = map[string]string{
 	"Scale": "scale", "Vertices": "vertices", "Density": "density", "Rounds": "rounds",
 	"Churn": "churn", "Transient": "transient", "Isolated": "isolated",
-	"Workers": "", "PassUpdates": "",
+	"Workers": "", "PassUpdates": "", "Format": "",
 }
 
 // flagErrors returns the problems of err, a generator config's Validate
@@ -130,7 +138,11 @@ func (g *genFlags) generate(e *env, gen func(o *outputs) (streamgen.Summary, err
 	if !g.noCum {
 		r.Cumulative = g.out + ".cum"
 	}
-	r.Bytes = int64(12 + 9*s.Updates)
+	fi, err := os.Stat(g.out)
+	if err != nil {
+		return err
+	}
+	r.Bytes = fi.Size()
 	return e.printJSON(r)
 }
 
@@ -245,4 +257,15 @@ func (g *genFlags) files(ctx context.Context, o *outputs) (out, cum io.Writer, e
 		return nil, nil, err
 	}
 	return f, c, nil
+}
+
+// parseStreamFormat returns the stream format --format names.
+func parseStreamFormat(name string) (stream.Format, error) {
+	switch name {
+	case "binary":
+		return stream.FormatBinary, nil
+	case "packed":
+		return stream.FormatPacked, nil
+	}
+	return 0, usagef("--format=%q, want binary or packed", name)
 }

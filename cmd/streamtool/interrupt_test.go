@@ -19,8 +19,9 @@ import (
 // TestInterrupt_Cancelled runs every command that reads or writes files
 // with its context already done, as after SIGINT or SIGTERM: each must
 // fail with exit status 1, say it was interrupted and leave no output.
-// Was: convert, snapshots, temporal, validate and cc ran to the end and
-// exited 0; gen said only "context canceled".
+// Pack and unpack are held to it too. Was: convert, snapshots, temporal,
+// validate and cc ran to the end and exited 0; gen said only "context
+// canceled".
 func TestInterrupt_Cancelled(t *testing.T) {
 	dir := t.TempDir()
 	snap := writeFile(t, dir, "g.txt", "1 2\n2 3\n")
@@ -30,6 +31,10 @@ func TestInterrupt_Cancelled(t *testing.T) {
 		Output string `json:"output"`
 	}
 	mustRun(t, &r, "convert", "--from", "snap", snap, "-o", filepath.Join(dir, "g.bin"), "--no-map")
+	var p struct {
+		Output string `json:"output"`
+	}
+	mustRun(t, &p, "pack", r.Output, "-o", filepath.Join(dir, "g.packed"))
 	inputs := listDir(t, dir)
 	out := filepath.Join(dir, "out")
 	for _, args := range [][]string{
@@ -42,6 +47,10 @@ func TestInterrupt_Cancelled(t *testing.T) {
 		{"cc", "--format", "text", writeFile(t, t.TempDir(), "g.txt", "3 2\n0 1\n1 2\n")},
 		{"gen", "erdos", "--vertices", "100", "--density", "0.1", "-o", out},
 		{"gen", "kron", "--scale", "4", "-o", out},
+		{"gen", "kron", "--scale", "4", "--format", "packed", "-o", out},
+		{"pack", r.Output, "-o", out},
+		{"unpack", p.Output, "-o", out},
+		{"validate", p.Output},
 	} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(errors.New("terminated signal received"))

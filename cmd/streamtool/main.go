@@ -56,7 +56,8 @@ var errReported = errors.New("failure already reported")
 const topUsage = `Usage: streamtool COMMAND [flags] [args]
 
 Builds, converts and checks edge-update streams (binary format: 12-byte
-header, 9-byte records; see package stream).
+header, 9-byte records; or packed, detected from its header; see package
+stream).
 
 Commands:
   gen kron       Kronecker stream with deletions (--scale N --seed S -o OUT)
@@ -65,6 +66,8 @@ Commands:
   snapshots      snapshots of one graph -> one stream of their differences
   temporal       timestamped events -> stream with expiring edges (--window W)
   validate       check that a binary stream is well formed
+  pack           binary stream -> packed stream, about half the bytes (IN -o OUT)
+  unpack         packed stream -> binary stream (IN -o OUT)
   cc             exact connected components of a stream's final graph
 
 Results are JSON on stdout; logs go to stderr (--log-format text|json).
@@ -90,6 +93,8 @@ var commands = map[string]*command{
 	"temporal":  temporalCommand,
 	"validate":  validateCommand,
 	"cc":        ccCommand,
+	"pack":      packCommand,
+	"unpack":    unpackCommand,
 }
 
 // env is what a command needs from main.

@@ -3,6 +3,8 @@ package streamgen
 import (
 	"fmt"
 	"log/slog"
+
+	"sketchcc/stream"
 )
 
 // Config holds the settings both synthetic generators share.
@@ -35,6 +37,9 @@ type Config struct {
 	Workers int
 	// Logger receives progress at Info level. Nil discards.
 	Logger *slog.Logger
+	// Format is the stream's format. Zero is stream.FormatBinary, the
+	// GraphZeppelin format.
+	Format stream.Format
 }
 
 // DefaultPassUpdates is the number of updates a pass holds when
@@ -123,6 +128,9 @@ func (c Config) check(vertices uint32) []error {
 	}
 	if c.PassUpdates < 0 {
 		errs = append(errs, &FieldError{"PassUpdates", c.PassUpdates, ">= 0 (0 means DefaultPassUpdates)"})
+	}
+	if c.Format > stream.FormatPacked {
+		errs = append(errs, &FieldError{"Format", c.Format, "stream.FormatBinary or stream.FormatPacked"})
 	}
 	if c.Workers < 0 {
 		errs = append(errs, &FieldError{"Workers", c.Workers, ">= 0 (0 means GOMAXPROCS)"})

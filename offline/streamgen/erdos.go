@@ -43,7 +43,7 @@ func (c ErdosConfig) Validate() error {
 
 // Erdos writes a dynamic stream whose final graph is a G(n, p) random graph
 // (each pair an edge independently with probability Density) to out
-// (binary format) and, if cum is not nil, the final edge set to cum
+// (in cfg.Format: binary or packed) and, if cum is not nil, the final edge set to cum
 // (untyped text format). Labels are randomly permuted. See the package doc
 // for the stream's shape. It returns the summary, cfg.Validate's error, an
 // error from the writers, or ctx.Err().

@@ -48,7 +48,7 @@ func DefaultIsolated(scale int) int {
 }
 
 // Kron writes a dynamic stream whose final graph is a stochastic Kronecker
-// graph to out (binary format) and, if cum is not nil, the final edge set
+// graph to out (in cfg.Format: binary or packed) and, if cum is not nil, the final edge set
 // to cum (untyped text format: "vertices edges", then "src dst" lines).
 //
 // The graph follows the Poisson model of repeated R-MAT drops: with M drops,

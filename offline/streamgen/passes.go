@@ -24,6 +24,7 @@ type pairGen struct {
 	workers   int
 	pass      int // the most updates one pass holds
 	log       *slog.Logger
+	format    stream.Format // of the stream written
 }
 
 type rowRange struct{ lo, hi uint32 }
@@ -75,7 +76,8 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 		trans = min(1, cfg.Transient/(1-cfg.Transient)*other/(2*float64(cfg.Rounds)*nonEdges))
 	}
 	expected := other + 2*float64(cfg.Rounds)*trans*nonEdges
-	g := &pairGen{pairModel: newPairModel(m, cfg, trans), workers: cfg.Workers, pass: cfg.PassUpdates, log: log}
+	g := &pairGen{pairModel: newPairModel(m, cfg, trans), workers: cfg.Workers, pass: cfg.PassUpdates, log: log,
+		format: cfg.Format}
 
 	// Enough slices that each holds about sliceUpdates updates, and at
 	// least 64 so that even a small stream can be written in several passes.
@@ -211,7 +213,7 @@ func (g *pairGen) writeCumulative(ctx context.Context, w io.Writer, edges uint64
 // known, sorts them by time and writes them to sw. slab must have room for
 // all of them; it is reused from pass to pass so that the garbage collector
 // never holds two passes' records at once.
-func (g *pairGen) writePass(ctx context.Context, sw *stream.Writer, s0, s1 int, sliceCounts []uint64, slab []uint64) error {
+func (g *pairGen) writePass(ctx context.Context, sw stream.UpdateWriter, s0, s1 int, sliceCounts []uint64, slab []uint64) error {
 	// Slice s owns slab[off[s-s0] : off[s-s0+1]].
 	off := make([]uint64, s1-s0+1)
 	for s := s0; s < s1; s++ {
@@ -319,7 +321,7 @@ func (g *pairGen) generate(ctx context.Context, name string, out, cum io.Writer)
 		}
 		g.log.Info("streamgen: wrote cumulative file", "edges", s.Edges, "duration", time.Since(t0).Round(time.Millisecond))
 	}
-	sw, err := stream.NewWriter(out, stream.Header{Vertices: g.vertices, Updates: s.Updates})
+	sw, err := stream.NewFormatWriter(out, stream.Header{Vertices: g.vertices, Updates: s.Updates}, g.format)
 	if err != nil {
 		return s, err
 	}
