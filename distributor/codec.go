@@ -348,14 +348,18 @@ func (d *decoder) str(max int) (string, error) {
 }
 
 // encodeMeta returns the msgpack form of m, for memberlist's node
-// metadata.
+// metadata: an array of Role, Addr, a reserved integer, Name,
+// Incarnation and Leaving. The reserved field was a worker's thread
+// count, which no member read (the main node learns it from the
+// handshake's ready); it is written as 0 and skipped when read, so that
+// members from before and after its removal read each other's metadata.
 func encodeMeta(m NodeMeta) []byte {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	enc.EncodeArrayLen(6)
 	enc.EncodeString(m.Role)
 	enc.EncodeString(m.Addr)
-	enc.EncodeInt(int64(m.Threads))
+	enc.EncodeInt(0) // reserved
 	enc.EncodeString(m.Name)
 	enc.EncodeUint(m.Incarnation)
 	enc.EncodeBool(m.Leaving)
@@ -378,7 +382,7 @@ func decodeMeta(b []byte) (NodeMeta, error) {
 	if m.Addr, err = d.str(maxNameBytes); err != nil {
 		return m, err
 	}
-	if m.Threads, err = d.dec.DecodeInt(); err != nil {
+	if _, err = d.dec.DecodeInt(); err != nil { // reserved
 		return m, err
 	}
 	if m.Name, err = d.str(maxNameBytes); err != nil {
