@@ -1,6 +1,7 @@
 package distributor
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -113,7 +114,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	requireNoError(b, p.WaitWorkers(ctx, 1))
 	us := randomUpdates(1, vertices, 1<<16)
 	b.SetBytes(batch * 4)
-	start := e.applied()
+	start := e.batches()
 	for b.Loop() {
 		// One update per vertex pair fills 2 gutters every batch/2
 		// updates; insert until one more batch is emitted.
@@ -123,6 +124,39 @@ func BenchmarkRoundTrip(b *testing.B) {
 		}
 	}
 	requireNoError(b, e.flush(ctx, p))
-	b.ReportMetric(float64(e.applied()-start)/b.Elapsed().Seconds(), "batches/s")
+	b.ReportMetric(float64(e.batches()-start)/b.Elapsed().Seconds(), "batches/s")
 	_ = gutters.Batch{}
+}
+
+// BenchmarkCodec decodes the msgpack headers that cross the data plane
+// once per frame: a batches frame's entries (op=entries, the worker's
+// side) and a deltas frame's batch ids (op=ids, the main node's), for
+// maxFrameBatches batches each.
+//
+//	go test -run='^$' -bench=Codec -count=10 ./distributor | benchstat -
+func BenchmarkCodec(b *testing.B) {
+	entries := make([]batchEntry, maxFrameBatches)
+	ids := make([]uint64, maxFrameBatches)
+	for i := range entries {
+		entries[i] = batchEntry{ID: uint64(1e6 + i), Vertex: uint32(i * 97), Updates: 1948, Bytes: 1400}
+		ids[i] = uint64(1e6 + i)
+	}
+	enc := newEncoder()
+	eh := bytes.Clone(enc.encode(entries))
+	ih := bytes.Clone(enc.encode(ids))
+	dec := newDecoder()
+	b.Run("op=entries", func(b *testing.B) {
+		b.ReportAllocs()
+		var got []batchEntry
+		for b.Loop() {
+			requireNoError(b, dec.decode(eh, &got, maxFrameBatches))
+		}
+	})
+	b.Run("op=ids", func(b *testing.B) {
+		b.ReportAllocs()
+		var got []uint64
+		for b.Loop() {
+			requireNoError(b, dec.decode(ih, &got, maxFrameBatches))
+		}
+	})
 }

@@ -162,121 +162,140 @@ func newDecoder() *decoder {
 // decode decodes header b into m, a pointer to one of the message structs,
 // to a []batchEntry or to a []uint64 (reused: decoded into its capacity).
 // maxItems bounds the entries of a list. Trailing bytes are an error.
-func (d *decoder) decode(b []byte, m any, maxItems int) (err error) {
+func (d *decoder) decode(b []byte, m any, maxItems int) error {
 	d.r.Reset(b)
 	d.dec.ResetReader(&d.r)
-	defer func() {
-		if err == nil && d.r.Len() != 0 {
-			err = fmt.Errorf("%d bytes after the header", d.r.Len())
-		}
-	}()
+	var err error
 	switch m := m.(type) {
-	case *hello:
-		if err := d.arrayLen(3); err != nil {
-			return err
-		}
-		if m.Name, err = d.str(maxNameBytes); err != nil {
-			return err
-		}
-		if m.Nonce, err = d.bytes(nonceBytes); err != nil {
-			return err
-		}
-		m.MAC, err = d.bytes(maxMACBytes)
-		return err
-	case *params:
-		if err := d.arrayLen(8); err != nil {
-			return err
-		}
-		if m.Vertices, err = d.dec.DecodeUint32(); err != nil {
-			return err
-		}
-		if m.Factor, err = d.dec.DecodeFloat64(); err != nil {
-			return err
-		}
-		if m.Seed, err = d.dec.DecodeUint64(); err != nil {
-			return err
-		}
-		if m.Rows, err = d.dec.DecodeInt(); err != nil {
-			return err
-		}
-		if m.Columns, err = d.dec.DecodeInt(); err != nil {
-			return err
-		}
-		if m.MaxBatchUpdates, err = d.dec.DecodeInt(); err != nil {
-			return err
-		}
-		if m.MaxFrameBytes, err = d.dec.DecodeInt(); err != nil {
-			return err
-		}
-		m.MAC, err = d.bytes(maxMACBytes)
-		return err
-	case *ready:
-		if err := d.arrayLen(2); err != nil {
-			return err
-		}
-		if m.Threads, err = d.dec.DecodeInt(); err != nil {
-			return err
-		}
-		m.MaxFrameBytes, err = d.dec.DecodeInt()
-		return err
 	case *[]batchEntry:
-		n, err := d.listLen(maxItems)
-		if err != nil {
-			return err
-		}
-		s := (*m)[:0]
-		for range n {
-			if err := d.arrayLen(4); err != nil {
-				return err
-			}
-			var e batchEntry
-			if e.ID, err = d.dec.DecodeUint64(); err != nil {
-				return err
-			}
-			if e.Vertex, err = d.dec.DecodeUint32(); err != nil {
-				return err
-			}
-			if e.Updates, err = d.dec.DecodeUint32(); err != nil {
-				return err
-			}
-			if e.Bytes, err = d.dec.DecodeUint32(); err != nil {
-				return err
-			}
-			s = append(s, e)
-		}
-		*m = s
-		return nil
+		err = d.entries(m, maxItems)
 	case *[]uint64:
-		n, err := d.listLen(maxItems)
+		err = d.ids(m, maxItems)
+	case *hello:
+		err = d.hello(m)
+	case *params:
+		err = d.params(m)
+	case *ready:
+		err = d.ready(m)
+	case *stop:
+		m.Reason, err = d.reason()
+	case *failure:
+		m.Reason, err = d.reason()
+	case *goodbye:
+		err = d.arrayLen(0)
+	default:
+		panic(fmt.Sprintf("BUG: distributor: cannot decode into %T", m))
+	}
+	if err == nil && d.r.Len() != 0 {
+		err = fmt.Errorf("%d bytes after the header", d.r.Len())
+	}
+	return err
+}
+
+// entries decodes a batches frame's header into *m, reusing its capacity.
+func (d *decoder) entries(m *[]batchEntry, maxItems int) error {
+	n, err := d.listLen(maxItems)
+	if err != nil {
+		return err
+	}
+	s := (*m)[:0]
+	for range n {
+		if err := d.arrayLen(4); err != nil {
+			return err
+		}
+		var e batchEntry
+		if e.ID, err = d.dec.DecodeUint64(); err != nil {
+			return err
+		}
+		if e.Vertex, err = d.dec.DecodeUint32(); err != nil {
+			return err
+		}
+		if e.Updates, err = d.dec.DecodeUint32(); err != nil {
+			return err
+		}
+		if e.Bytes, err = d.dec.DecodeUint32(); err != nil {
+			return err
+		}
+		s = append(s, e)
+	}
+	*m = s
+	return nil
+}
+
+// ids decodes a deltas frame's header, its batch ids, into *m, reusing
+// its capacity.
+func (d *decoder) ids(m *[]uint64, maxItems int) error {
+	n, err := d.listLen(maxItems)
+	if err != nil {
+		return err
+	}
+	s := (*m)[:0]
+	for range n {
+		id, err := d.dec.DecodeUint64()
 		if err != nil {
 			return err
 		}
-		s := (*m)[:0]
-		for range n {
-			id, err := d.dec.DecodeUint64()
-			if err != nil {
-				return err
-			}
-			s = append(s, id)
-		}
-		*m = s
-		return nil
-	case *stop:
-		if err := d.arrayLen(1); err != nil {
-			return err
-		}
-		m.Reason, err = d.str(maxReasonBytes)
-		return err
-	case *failure:
-		if err := d.arrayLen(1); err != nil {
-			return err
-		}
-		m.Reason, err = d.str(maxReasonBytes)
-		return err
-	case *goodbye:
-		return d.arrayLen(0)
+		s = append(s, id)
 	}
-	panic(fmt.Sprintf("BUG: distributor: cannot decode into %T", m))
+	*m = s
+	return nil
+}
+
+// hello, params and ready decode the handshake's messages, one field at
+// a time.
+func (d *decoder) hello(m *hello) (err error) {
+	if err := d.arrayLen(3); err != nil {
+		return err
+	}
+	if m.Name, err = d.str(maxNameBytes); err != nil {
+		return err
+	}
+	if m.Nonce, err = d.bytes(nonceBytes); err != nil {
+		return err
+	}
+	m.MAC, err = d.bytes(maxMACBytes)
+	return err
+}
+
+func (d *decoder) params(m *params) (err error) {
+	if err := d.arrayLen(8); err != nil {
+		return err
+	}
+	if m.Vertices, err = d.dec.DecodeUint32(); err != nil {
+		return err
+	}
+	if m.Factor, err = d.dec.DecodeFloat64(); err != nil {
+		return err
+	}
+	if m.Seed, err = d.dec.DecodeUint64(); err != nil {
+		return err
+	}
+	for _, f := range []*int{&m.Rows, &m.Columns, &m.MaxBatchUpdates, &m.MaxFrameBytes} {
+		if *f, err = d.dec.DecodeInt(); err != nil {
+			return err
+		}
+	}
+	m.MAC, err = d.bytes(maxMACBytes)
+	return err
+}
+
+func (d *decoder) ready(m *ready) (err error) {
+	if err := d.arrayLen(2); err != nil {
+		return err
+	}
+	if m.Threads, err = d.dec.DecodeInt(); err != nil {
+		return err
+	}
+	m.MaxFrameBytes, err = d.dec.DecodeInt()
+	return err
+}
+
+// reason decodes the one field of a stop or error frame.
+func (d *decoder) reason() (string, error) {
+	if err := d.arrayLen(1); err != nil {
+		return "", err
+	}
+	return d.str(maxReasonBytes)
 }
 
 // arrayLen reads an array header of exactly n fields.
@@ -329,14 +348,18 @@ func (d *decoder) str(max int) (string, error) {
 }
 
 // encodeMeta returns the msgpack form of m, for memberlist's node
-// metadata.
+// metadata: an array of Role, Addr, a reserved integer, Name,
+// Incarnation and Leaving. The reserved field was a worker's thread
+// count, which no member read (the main node learns it from the
+// handshake's ready); it is written as 0 and skipped when read, so that
+// members from before and after its removal read each other's metadata.
 func encodeMeta(m NodeMeta) []byte {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	enc.EncodeArrayLen(6)
 	enc.EncodeString(m.Role)
 	enc.EncodeString(m.Addr)
-	enc.EncodeInt(int64(m.Threads))
+	enc.EncodeInt(0) // reserved
 	enc.EncodeString(m.Name)
 	enc.EncodeUint(m.Incarnation)
 	enc.EncodeBool(m.Leaving)
@@ -359,7 +382,7 @@ func decodeMeta(b []byte) (NodeMeta, error) {
 	if m.Addr, err = d.str(maxNameBytes); err != nil {
 		return m, err
 	}
-	if m.Threads, err = d.dec.DecodeInt(); err != nil {
+	if _, err = d.dec.DecodeInt(); err != nil { // reserved
 		return m, err
 	}
 	if m.Name, err = d.str(maxNameBytes); err != nil {

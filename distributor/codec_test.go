@@ -89,11 +89,21 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestNodeMetaRoundTrip(t *testing.T) {
-	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 8, Name: "w1", Incarnation: 1 << 60, Leaving: true}
+	m := NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Name: "w1", Incarnation: 1 << 60, Leaving: true}
 	got, err := decodeMeta(encodeMeta(m))
 	requireNoError(t, err)
 	if got != m {
 		t.Errorf("got %+v, want %+v", got, m)
+	}
+	// The metadata of a worker from before the thread count was dropped
+	// (8 in the reserved field) decodes, and today's differs from it only
+	// there: either reads the other's.
+	old := []byte("\x96\xa6worker\xae127.0.0.1:7100\x08\xa2w1\xcf\x10\x00\x00\x00\x00\x00\x00\x00\xc3")
+	if got, err := decodeMeta(old); err != nil || got != m {
+		t.Errorf("metadata with a thread count decodes as %+v, %v; want %+v", got, err, m)
+	}
+	if b, want := encodeMeta(m), bytes.Replace(old, []byte{0x08}, []byte{0x00}, 1); !bytes.Equal(b, want) {
+		t.Errorf("encodeMeta = %x, want %x", b, want)
 	}
 	if _, err := decodeMeta([]byte{0x96, 0xa1}); err == nil {
 		t.Error("truncated metadata decoded")

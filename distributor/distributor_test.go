@@ -64,8 +64,8 @@ func TestPoolOneWorker(t *testing.T) {
 	if st.RemoteBatches == 0 || len(st.Workers) != 1 || st.Workers[0].DeltasMerged != st.RemoteBatches {
 		t.Errorf("stats %+v: want remote batches from w1", st)
 	}
-	if st.LocalCutoffBatches == 0 || st.LocalCutoffBatches+st.RemoteBatches != e.applied() {
-		t.Errorf("stats %+v: local %d + remote %d batches, engine applied %d", st, st.LocalCutoffBatches, st.RemoteBatches, e.applied())
+	if st.LocalCutoffBatches == 0 || st.LocalCutoffBatches+st.RemoteBatches != e.batches() {
+		t.Errorf("stats %+v: local %d + remote %d batches, gutters emitted %d", st, st.LocalCutoffBatches, st.RemoteBatches, e.batches())
 	}
 	testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
 		ws := w.Stats()
@@ -100,8 +100,8 @@ func TestPoolNoWorkers(t *testing.T) {
 	defer e.close()
 	p := newTestPool(t, e, Config{})
 	runStream(t, e, p, randomUpdates(3, 100, 5000), nil)
-	if st := p.Stats(); st.FallbackBatches+st.LocalCutoffBatches != e.applied() || st.FallbackBatches == 0 {
-		t.Errorf("stats %+v, engine applied %d", st, e.applied())
+	if st := p.Stats(); st.FallbackBatches+st.LocalCutoffBatches != e.batches() || st.FallbackBatches == 0 {
+		t.Errorf("stats %+v, gutters emitted %d", st, e.batches())
 	}
 }
 

@@ -9,7 +9,8 @@
 //     plain value that decides whom to connect to and when to re-dial,
 //     fed membership news and connection ends and returning actions
 //     (TestRosterScripts runs it from testdata/roster without a socket);
-//     the data plane (plane.go); and the connections (distributor.go).
+//     the data plane (plane.go); and the connections (distributor.go,
+//     with their writer in ship.go and their reader in merge.go).
 //     Pool's doc comment gives the stop order. It owns one work
 //     distributor per connected worker, and encoder goroutines (two, more on many cores) that take
 //     batches from the gutters' Batches while a worker is connected and

@@ -32,8 +32,6 @@ type NodeMeta struct {
 	Role string
 	// Addr is a worker's data-plane address, host:port.
 	Addr string
-	// Threads is a worker's delta goroutines.
-	Threads int
 	// Name is the member's name as its operator gave it (the worker's name), the
 	// same across restarts. NewMembership sets it.
 	Name string

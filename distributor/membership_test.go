@@ -44,13 +44,13 @@ func TestMembershipJoinLeave(t *testing.T) {
 	if !strings.HasPrefix(main.Addr(), "127.0.0.1:") || strings.HasSuffix(main.Addr(), ":0") {
 		t.Fatalf("main node address %q", main.Addr())
 	}
-	w := testMembership(t, "w1", NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 3}, key)
+	w := testMembership(t, "w1", NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100"}, key)
 	if _, err := w.Join(main.Addr()); err != nil {
 		t.Fatal(err)
 	}
 	ev := nextEvent(t, main)
 	if ev.Kind != Joined || ev.Name != "w1" || ev.MetaErr != nil ||
-		ev.Meta != (NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 3, Name: "w1", Incarnation: w.Incarnation()}) ||
+		ev.Meta != (NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Name: "w1", Incarnation: w.Incarnation()}) ||
 		ev.Node != fmt.Sprintf("w1#%016x", w.Incarnation()) {
 		t.Fatalf("event %+v, want w1 joined with its metadata", ev)
 	}
@@ -207,12 +207,12 @@ func TestMemberlistLogLevels(t *testing.T) {
 func TestNodeMetaValidate(t *testing.T) {
 	host := strings.Repeat("h", 253)
 	_, err := NewMembership(MembershipConfig{Name: "w", BindAddr: "127.0.0.1:0",
-		Meta: NodeMeta{Role: RoleWorker, Addr: host + ":17100", Threads: 4}})
+		Meta: NodeMeta{Role: RoleWorker, Addr: host + ":17100"}})
 	if err == nil || !strings.Contains(err.Error(), "data-plane address is 259 bytes, limit 256") ||
 		!strings.Contains(err.Error(), "node metadata of 283 bytes") {
 		t.Fatalf("NewMembership with a 259-byte address: %v", err)
 	}
-	at := NodeMeta{Role: RoleWorker, Addr: strings.Repeat("h", 251) + ":7100", Threads: 4, Name: strings.Repeat("n", 200),
+	at := NodeMeta{Role: RoleWorker, Addr: strings.Repeat("h", 251) + ":7100", Name: strings.Repeat("n", 200),
 		Incarnation: 1<<64 - 1, Leaving: true}
 	if err := at.Validate(); err != nil {
 		t.Fatalf("metadata at the limits: %v", err)
@@ -232,7 +232,7 @@ func TestNodeMetaValidate(t *testing.T) {
 // contract: memberlist panics on more); metadata over it is not
 // advertised, rather than cut into unreadable msgpack.
 func TestNodeMetaLimit(t *testing.T) {
-	b := encodeMeta(NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Threads: 4, Name: "w1"})
+	b := encodeMeta(NodeMeta{Role: RoleWorker, Addr: "127.0.0.1:7100", Name: "w1"})
 	d := &metaDelegate{log: testLogger(t)}
 	d.meta.Store(&b)
 	if got := d.NodeMeta(len(b)); !bytes.Equal(got, b) {

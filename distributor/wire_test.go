@@ -1,6 +1,7 @@
 package distributor
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -312,8 +313,8 @@ func TestDeltaCodec_Failure(t *testing.T) {
 // node (op=batch-encode) and decoding by the worker (op=batch-decode), and
 // their deltas' encoding by the worker (op=delta-encode) and decoding by
 // the main node (op=delta-decode). codec=compact is wire.go; codec=raw the
-// protocol before it (ids copied as uint32s, deltas as all their buckets
-// with sketch.AppendDelta). bytes/update is what crosses the wire in that
+// protocol before it (ids copied as uint32s, deltas as all their buckets:
+// appendRawDelta). bytes/update is what crosses the wire in that
 // direction:
 //
 //	go test -run='^$' -bench=Wire -count=6 ./distributor | benchstat -col /codec -
@@ -391,7 +392,10 @@ func BenchmarkWire(b *testing.B) {
 			deltas[i] = make([]sketch.Bucket, p.BucketsPerVertex())
 			p.Delta(deltas[i], x.vertex, x.neighbors)
 			encoded = dc.append(encoded, x.vertex, deltas[i])
-			rawDeltas = sketch.AppendDelta(rawDeltas, x.vertex, deltas[i])
+			rawDeltas = appendRawDelta(rawDeltas, x.vertex, deltas[i])
+		}
+		if v, _, err := decodeRawDelta(p, make([]sketch.Bucket, p.BucketsPerVertex()), rawDeltas); err != nil || v != bs[0].vertex {
+			b.Fatalf("the raw baseline decodes vertex %d, %v; want vertex %d", v, err, bs[0].vertex)
 		}
 		b.Run(name("delta-encode", "compact"), func(b *testing.B) {
 			var out []byte
@@ -408,7 +412,7 @@ func BenchmarkWire(b *testing.B) {
 			for b.Loop() {
 				out = out[:0]
 				for i, x := range bs {
-					out = sketch.AppendDelta(out, x.vertex, deltas[i])
+					out = appendRawDelta(out, x.vertex, deltas[i])
 				}
 			}
 			perUpdate(b, len(out))
@@ -471,7 +475,7 @@ func BenchmarkWire(b *testing.B) {
 			for b.Loop() {
 				rest := rawDeltas
 				for range bs {
-					_, rest, _ = p.DecodeDelta(d, rest)
+					_, rest, _ = decodeRawDelta(p, d, rest)
 				}
 			}
 			perUpdate(b, len(rawDeltas))
@@ -534,7 +538,7 @@ func BenchmarkWireWorker(b *testing.B) {
 				for _, x := range bs {
 					p.Delta(delta, x.vertex, ids[off:off+len(x.neighbors)])
 					off += len(x.neighbors)
-					out = sketch.AppendDelta(out, x.vertex, delta)
+					out = appendRawDelta(out, x.vertex, delta)
 				}
 			}
 			report(b)
@@ -546,6 +550,40 @@ func BenchmarkWireWorker(b *testing.B) {
 // them.
 func idBytes(ids []uint32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ids))), 4*len(ids))
+}
+
+// appendRawDelta appends vertex v's delta as the protocol before wire.go
+// sent it, the baseline of codec=raw: vertex uint32, bucket count uint32,
+// then every bucket, zero or not, as its memory (Alpha, Gamma uint64
+// little-endian on the machines that run the benchmarks).
+func appendRawDelta(b []byte, v uint32, delta []sketch.Bucket) []byte {
+	b = binary.LittleEndian.AppendUint32(b, v)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(delta)))
+	return append(b, bucketBytes(delta)...)
+}
+
+// decodeRawDelta decodes one delta written by appendRawDelta from the
+// front of b into dst (p.BucketsPerVertex() buckets), checking its header
+// first as that protocol's decoder did, and returns the vertex and the
+// bytes after it.
+func decodeRawDelta(p sketch.Params, dst []sketch.Bucket, b []byte) (uint32, []byte, error) {
+	const header = 8
+	per := p.BucketsPerVertex()
+	if len(b) < header {
+		return 0, b, fmt.Errorf("delta header of %d bytes, need %d", len(b), header)
+	}
+	v, n := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	if v >= p.Vertices() || int64(n) != int64(per) || len(b)-header < per*sketch.BucketBytes || len(dst) < per {
+		return 0, b, fmt.Errorf("delta for vertex %d of %d buckets in %d bytes, want < %d vertices, %d buckets",
+			v, n, len(b), p.Vertices(), per)
+	}
+	copy(bucketBytes(dst[:per]), b[header:])
+	return v, b[header+per*sketch.BucketBytes:], nil
+}
+
+// bucketBytes views buckets as their memory.
+func bucketBytes(s []sketch.Bucket) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*sketch.BucketBytes)
 }
 
 // FuzzWireCodec: any ids encode to bytes that decode to their odd-count

@@ -123,14 +123,16 @@ type ServeStats struct {
 // no state between batches. Serve, Stats, Stopped and Close are safe for
 // concurrent use.
 type Worker struct {
-	cfg     WorkerConfig
-	wg      sync.WaitGroup
-	closed  atomic.Bool
-	stopped chan struct{}
-	stopOne sync.Once
-	// stopReason is the reason of the first stop frame, written before
-	// stopped is closed.
-	stopReason string
+	cfg    WorkerConfig
+	wg     sync.WaitGroup
+	closed atomic.Bool
+	// stopped records the first stop frame from a main node: c is closed,
+	// once, after reason is written.
+	stopped struct {
+		c      chan struct{}
+		once   sync.Once
+		reason string
+	}
 	// shutdownBy is the deadline of every write once Close has begun.
 	shutdownBy atomic.Pointer[time.Time]
 
@@ -140,6 +142,11 @@ type Worker struct {
 		conns     map[net.Conn]struct{}
 	}
 
+	n serveCounters
+}
+
+// serveCounters are the live counters behind ServeStats.
+type serveCounters struct {
 	conns, refused, batches, updates, bytesIn, bytesOut, badFrames atomic.Uint64
 }
 
@@ -150,7 +157,8 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, stopped: make(chan struct{})}
+	w := &Worker{cfg: cfg}
+	w.stopped.c = make(chan struct{})
 	w.mu.listeners = map[net.Listener]struct{}{}
 	w.mu.conns = map[net.Conn]struct{}{}
 	return w, nil
@@ -158,15 +166,15 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 
 // Stopped is closed when a main node has sent stop: it is done with this
 // worker (StopReason says why).
-func (w *Worker) Stopped() <-chan struct{} { return w.stopped }
+func (w *Worker) Stopped() <-chan struct{} { return w.stopped.c }
 
 // StopReason returns the reason the main node gave in its stop frame
 // ("main node done", "main node interrupted"), or "" before Stopped is
 // closed.
 func (w *Worker) StopReason() string {
 	select {
-	case <-w.stopped:
-		return w.stopReason
+	case <-w.stopped.c:
+		return w.stopped.reason
 	default:
 		return ""
 	}
@@ -174,9 +182,10 @@ func (w *Worker) StopReason() string {
 
 // Stats returns the counters.
 func (w *Worker) Stats() ServeStats {
-	return ServeStats{Connections: w.conns.Load(), Refused: w.refused.Load(), Batches: w.batches.Load(),
-		Updates: w.updates.Load(), BytesReceived: w.bytesIn.Load(), BytesSent: w.bytesOut.Load(),
-		BadFrames: w.badFrames.Load()}
+	n := &w.n
+	return ServeStats{Connections: n.conns.Load(), Refused: n.refused.Load(), Batches: n.batches.Load(),
+		Updates: n.updates.Load(), BytesReceived: n.bytesIn.Load(), BytesSent: n.bytesOut.Load(),
+		BadFrames: n.badFrames.Load()}
 }
 
 // Serve accepts main-node connections on ln and serves each in its own
@@ -223,7 +232,7 @@ func (w *Worker) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		w.mu.conns[c] = struct{}{}
 		w.mu.Unlock()
-		w.conns.Add(1)
+		w.n.conns.Add(1)
 		w.wg.Go(func() {
 			defer func() {
 				w.mu.Lock()
@@ -325,13 +334,13 @@ type result struct {
 // deltas back.
 func (w *Worker) serveConn(c net.Conn) {
 	log := w.cfg.Logger.With("peer", c.RemoteAddr().String())
-	fr := newFrameReader(c, &w.bytesIn)
-	fw := newFrameWriter(c, &w.bytesOut)
+	fr := newFrameReader(c, &w.n.bytesIn)
+	fw := newFrameWriter(c, &w.n.bytesOut)
 	c.SetDeadline(time.Now().Add(w.cfg.HandshakeTimeout))
 	terms, err := workerHandshake(fr, fw, w.cfg.Key, w.name(c), w.cfg.Threads, w.cfg.MaxFrameBytes)
 	p, maxBatch := terms.p, terms.maxBatch
 	if err != nil {
-		w.refused.Add(1)
+		w.n.refused.Add(1)
 		log.Warn("refusing a connection", "err", err)
 		return
 	}
@@ -408,7 +417,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		t, h, n, err := fr.next()
 		if err != nil {
 			if errors.Is(err, ErrIntegrity) {
-				w.badFrames.Add(1)
+				w.n.badFrames.Add(1)
 			}
 			var pe *ProtocolError
 			if (errors.Is(err, ErrFrame) || errors.Is(err, ErrIntegrity)) && !errors.As(err, &pe) {
@@ -428,9 +437,9 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 			if err := fr.dec.decode(h, &s, 0); err != nil || n != 0 {
 				return &ProtocolError{Worker: "main node", Err: fmt.Errorf("%w: bad stop frame", ErrFrame)}
 			}
-			w.stopOne.Do(func() {
-				w.stopReason = s.Reason
-				close(w.stopped)
+			w.stopped.once.Do(func() {
+				w.stopped.reason = s.Reason
+				close(w.stopped.c)
 			})
 			return nil
 		case batchesMsg:
@@ -443,7 +452,7 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		if f.raw, err = fr.payload(f.raw, n); err != nil {
 			frames.Put(f)
 			if errors.Is(err, ErrIntegrity) {
-				w.badFrames.Add(1)
+				w.n.badFrames.Add(1)
 				return &ProtocolError{Worker: "main node", Err: err}
 			}
 			return err
@@ -468,8 +477,8 @@ func (w *Worker) readBatches(fr *frameReader, p sketch.Params, maxBatch int, job
 		}
 		f.refs.Store(int32(len(entries)))
 		outstanding.Add(int64(len(entries)))
-		w.batches.Add(uint64(len(entries)))
-		w.updates.Add(uint64(total))
+		w.n.batches.Add(uint64(len(entries)))
+		w.n.updates.Add(uint64(total))
 		off := 0
 		for _, e := range entries {
 			jobs <- job{id: e.ID, vertex: e.Vertex, neighbors: f.ids[off : off+int(e.Updates) : off+int(e.Updates)], frame: f}

@@ -160,7 +160,11 @@ func keyFile(t *testing.T) string {
 type feeder struct {
 	r      *os.File
 	resume chan func() error
-	done   chan error
+	// held receives once per part before the last, when the pipe has
+	// taken the part (the main node has read all of it but what the
+	// pipe buffers) and the feeder waits for run.
+	held chan struct{}
+	done chan error
 }
 
 func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
@@ -168,7 +172,8 @@ func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &feeder{r: r, resume: make(chan func() error, len(shares)), done: make(chan error, 1)}
+	f := &feeder{r: r, resume: make(chan func() error, len(shares)), held: make(chan struct{}, len(shares)),
+		done: make(chan error, 1)}
 	go func() {
 		err := func() error {
 			b, err := os.ReadFile(path)
@@ -185,6 +190,7 @@ func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
 				if cut == len(b) {
 					break
 				}
+				f.held <- struct{}{}
 				if err := (<-f.resume)(); err != nil {
 					return err
 				}
@@ -208,6 +214,20 @@ func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
 
 // run lets the feeder go on: it calls pause and writes the rest.
 func (f *feeder) run(pause func() error) { f.resume <- pause }
+
+// waitHeld waits until the feeder holds the stream after its next part,
+// for at most timeout.
+func (f *feeder) waitHeld(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-f.held:
+	case err := <-f.done:
+		f.done <- err // for wait
+		t.Fatalf("the feeder ended (%v) without holding the stream", err)
+	case <-time.After(timeout):
+		t.Fatalf("after %v, the feeder has not written its part of the stream: the main node does not read it", timeout)
+	}
+}
 
 // wait returns the feeder's error.
 func (f *feeder) wait(t *testing.T) {

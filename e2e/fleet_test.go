@@ -44,7 +44,7 @@ func TestRestartSameName(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-first.done
-	time.Sleep(500 * time.Millisecond)
+	m.waitLog(`msg="worker connection lost.* worker=w1 `, 10*time.Second)
 	t0 := time.Now()
 	second := startWorker(t, addr, "--name", "w1")
 	testwait.Until(t, 5*time.Second, 10*time.Millisecond, func() error {
@@ -202,12 +202,20 @@ func TestWorkerSigtermInFinalFlush(t *testing.T) {
 	})
 	// The worker reads in bursts, when its send queue has drained enough
 	// for its writes to go on; the check above tends to see the end of
-	// one. Past it, the frame bytes read just before the signal.
-	time.Sleep(100 * time.Millisecond)
-	_, atSignal, err := read()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// one. Past it, once two scrapes read the same, the frame bytes read
+	// just before the signal.
+	var atSignal uint64
+	testwait.Until(t, 10*time.Second, 20*time.Millisecond, func() error {
+		_, b, err := read()
+		if err != nil {
+			return err
+		}
+		if b != atSignal {
+			atSignal = b
+			return fmt.Errorf("the worker has read %d bytes, and reads on", b)
+		}
+		return nil
+	})
 	t0 := time.Now()
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -283,6 +291,8 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	// The worker's own bound is --shutdown-timeout (1 s by default); half
 	// of it leaves the 2 s bound room for a loaded test machine.
 	w := startWorker(t, addr, "--name", "w1", "--shutdown-timeout", "500ms")
+	listen := w.waitLog(`msg="worker listening" .*listen=127\.0\.0\.1:(\d+)`, time.Second)[1]
+	port, _ := strconv.Atoi(listen)
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
 	// The worker stops answering; the main node fills its credits.
 	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -303,7 +313,24 @@ func TestWorkerBehindStoppedMain(t *testing.T) {
 	if err := w.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Until its writes block: batches wait in its socket, over 1 MiB of
+	// deltas wait in its send queue, and no byte has joined them for
+	// 250 ms (unblocked, it writes a frame of 1 MiB every few ms).
+	lastTx, since := -1, time.Now()
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error {
+		tx, rx, err := sockQueues(port)
+		if err != nil {
+			return err
+		}
+		if tx != lastTx {
+			lastTx, since = tx, time.Now()
+		}
+		if tx < 1<<20 || rx == 0 || time.Since(since) < 250*time.Millisecond {
+			return fmt.Errorf("the worker's connection holds %d bytes to send, %d to read; the send queue last grew %v ago",
+				tx, rx, time.Since(since).Round(time.Millisecond))
+		}
+		return nil
+	})
 	t0 := time.Now()
 	if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -488,8 +515,10 @@ func TestMainSigintStopsWorkers(t *testing.T) {
 	w := startWorker(t, addr)
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
 	// The feeder holds the rest of the stream: the main node cannot end
-	// before the signal, however fast it runs.
-	time.Sleep(500 * time.Millisecond) // the first 30% is read; batches flow
+	// before the signal, however fast it runs. Signalled once the first
+	// 30% is read (at the default batch factor no gutter of kron12 is
+	// full by then: the worker has no batch yet).
+	f.waitHeld(t, 10*time.Second)
 	t0 := time.Now()
 	if err := m.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -513,14 +542,32 @@ func TestMainSigintUnderBackPressure(t *testing.T) {
 	path := kron12(t)
 	f := newFeeder(t, path, 0.3)
 	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "1", "--local-workers", "0",
-		"--batch-factor", "0.5")
+		"--batch-factor", "0.5", "--credits", "64", "--metrics-listen", "127.0.0.1:0")
+	metricsAddr := m.waitLog(`msg="metrics listening" addr=(\S+)`, time.Second)[1]
 	w := startWorker(t, addr)
 	m.waitLog(`msg="workers connected"`, 10*time.Second)
 	if err := w.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	f.run(func() error { return nil })
-	time.Sleep(time.Second) // the credits and the queue fill; the reader blocks
+	// The credits and the queue fill; the reader blocks: every credit is
+	// in use, and the updates read stay short of the stream's and stop
+	// growing.
+	lastRead := -1.0
+	testwait.Until(t, 10*time.Second, 50*time.Millisecond, func() error {
+		fams, _, err := tryScrape(metricsAddr)
+		if err != nil {
+			return err
+		}
+		credits, _ := value(fams, "sketchcc_credits_in_use")
+		read, _ := value(fams, "sketchcc_updates_read_total")
+		total, _ := value(fams, "sketchcc_stream_updates")
+		if credits < 64 || read >= total || read != lastRead {
+			lastRead = read
+			return fmt.Errorf("%v of 64 credits in use; %v of %v updates read, and growing", credits, read, total)
+		}
+		return nil
+	})
 	t0 := time.Now()
 	if err := m.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"sketchcc/internal/testwait"
 )
 
 // TestJSONLogs: with --log-format json every stderr line of the main node
@@ -19,12 +22,17 @@ func TestJSONLogs(t *testing.T) {
 		"--log-level", "info", "--log-format", "json", "--progress", "never", "--json",
 		"--expect-workers", "2", "--local-workers", "0", "--batch-factor", "0.05", "--credits", "4")
 	addr := m.waitLog(`"msg":"main node listening","addr":"([^"]+)"`, 10*time.Second)[1]
-	w1 := startWorker(t, addr)
+	w1 := startWorker(t, addr, "--metrics-listen", "127.0.0.1:0")
 	startWorker(t, addr)
 	name1 := w1.waitLog(`msg="worker listening" .* name=(\S+)`, time.Second)[1]
 	// Kill the first worker once it has batches.
-	w1.waitLog(`msg="main node connected"`, 10*time.Second)
-	time.Sleep(50 * time.Millisecond)
+	batches := workerBatches(w1)
+	testwait.Until(t, 10*time.Second, 5*time.Millisecond, func() error {
+		if n, err := batches(); err != nil || n == 0 {
+			return fmt.Errorf("the worker has sketched %d batches (%v)", n, err)
+		}
+		return nil
+	})
 	w1.cmd.Process.Signal(syscall.SIGKILL)
 	finish(t, m)
 

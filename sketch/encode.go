@@ -11,49 +11,6 @@ import (
 // ErrEncoding is wrapped by the decoders for malformed input.
 var ErrEncoding = errors.New("sketch: malformed encoding")
 
-// deltaHeaderBytes is the delta header: vertex uint32, bucket count uint32.
-const deltaHeaderBytes = 8
-
-// AppendDelta appends the binary encoding of vertex v's delta to b and
-// returns the extended slice:
-//
-//	vertex uint32 | buckets uint32 | buckets × (Alpha uint64, Gamma uint64)
-//
-// all little-endian: every bucket, zero or not (the wire between main
-// node and workers sends only the non-zero ones; distributor/wire.go).
-func AppendDelta(b []byte, v uint32, delta []Bucket) []byte {
-	b = binary.LittleEndian.AppendUint32(b, v)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(delta)))
-	return append(b, bucketBytes(delta)...)
-}
-
-// DecodeDelta decodes one delta from the front of b into dst, which must
-// hold p.BucketsPerVertex() buckets, and returns the vertex and the bytes
-// after it. It returns an error wrapping ErrEncoding, with the byte offset
-// in b, when b is too short, the bucket count differs from p's geometry or
-// the vertex is out of range; it allocates nothing.
-func (p Params) DecodeDelta(dst []Bucket, b []byte) (v uint32, rest []byte, err error) {
-	per := p.BucketsPerVertex()
-	if len(b) < deltaHeaderBytes {
-		return 0, b, fmt.Errorf("%w: delta header needs %d bytes, have %d", ErrEncoding, deltaHeaderBytes, len(b))
-	}
-	v = binary.LittleEndian.Uint32(b)
-	n := binary.LittleEndian.Uint32(b[4:])
-	switch {
-	case v >= p.vertices:
-		return 0, b, fmt.Errorf("%w: delta for vertex %d, graph has %d", ErrEncoding, v, p.vertices)
-	case int64(n) != int64(per):
-		return 0, b, fmt.Errorf("%w: delta of %d buckets, geometry has %d", ErrEncoding, n, per)
-	case len(b)-deltaHeaderBytes < per*BucketBytes:
-		return 0, b, fmt.Errorf("%w: delta needs %d bytes, have %d", ErrEncoding,
-			deltaHeaderBytes+per*BucketBytes, len(b))
-	case len(dst) < per:
-		return 0, b, fmt.Errorf("sketch: DecodeDelta: dst holds %d buckets, need %d", len(dst), per)
-	}
-	copy(bucketBytes(dst[:per]), b[deltaHeaderBytes:])
-	return v, b[deltaHeaderBytes+per*BucketBytes:], nil
-}
-
 // tableMagic starts a table checkpoint.
 const tableMagic = "SKCCTBL1"
 

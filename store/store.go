@@ -21,7 +21,7 @@
 //
 // # Goroutines
 //
-// Queue, Apply, ApplyNow, MergeWith, Counts and Wait are safe for
+// Queue, Apply, ApplyNow, MergeWith and Wait are safe for
 // concurrent use: any number of inserting goroutines may queue, and any number of
 // local delta workers and remote-delta readers may apply and merge, each
 // under the vertex's lock, so two batches of one vertex never race. The
@@ -189,14 +189,6 @@ func (s *Store) wakeLocked() {
 		close(s.mu.wake)
 		s.mu.wake = nil
 	}
-}
-
-// Counts returns the batches queued and the batches applied or merged so
-// far; queued − applied are outstanding.
-func (s *Store) Counts() (queued, applied uint64) {
-	// Load applied first: a batch counted in it was queued before.
-	applied = s.applied.Load()
-	return s.queued.Load(), applied
 }
 
 // Wait blocks until every batch queued before the call has been applied

@@ -214,7 +214,7 @@ func joinWorker(t *testing.T, addr string) (*distributor.Worker, <-chan error) {
 	served := make(chan error, 1)
 	go func() { served <- w.Serve(context.Background(), ln) }()
 	m, err := distributor.NewMembership(distributor.MembershipConfig{BindAddr: "127.0.0.1:0", Local: true,
-		Meta: distributor.NodeMeta{Role: distributor.RoleWorker, Addr: ln.Addr().String(), Threads: 1}})
+		Meta: distributor.NodeMeta{Role: distributor.RoleWorker, Addr: ln.Addr().String()}})
 	if err != nil {
 		w.Close()
 		t.Fatal(err)

@@ -135,7 +135,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		// The main node ignores a member whose metadata it cannot read,
 		// and the worker would idle as if it had joined: refuse it now.
 		// --name is NewMembership's to check.
-		meta := distributor.NodeMeta{Role: distributor.RoleWorker, Addr: c.advertise, Threads: c.threads, Incarnation: math.MaxUint64}
+		meta := distributor.NodeMeta{Role: distributor.RoleWorker, Addr: c.advertise, Incarnation: math.MaxUint64}
 		if err := meta.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("--advertise: %w", err))
 		}
@@ -239,7 +239,7 @@ func serve(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	adHost, _, _ := net.SplitHostPort(local)
 	m, err := distributor.NewMembership(distributor.MembershipConfig{
 		Name: c.name, BindAddr: net.JoinHostPort(host, fmt.Sprint(c.gossipPort)), AdvertiseHost: adHost, Key: key, Local: c.local,
-		Meta:   distributor.NodeMeta{Role: distributor.RoleWorker, Addr: addr, Threads: c.threads},
+		Meta:   distributor.NodeMeta{Role: distributor.RoleWorker, Addr: addr},
 		Logger: log.With("component", "memberlist"),
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"sketchcc/distributor"
+	"sketchcc/internal/testwait"
 )
 
 func runWorker(args ...string) (int, string) {
@@ -129,17 +131,15 @@ func (l *logWriter) Write(p []byte) (int, error) {
 func (l *logWriter) waitFor(t *testing.T, re string, total time.Duration) {
 	t.Helper()
 	rx := regexp.MustCompile(re)
-	for deadline := time.Now().Add(total); ; time.Sleep(10 * time.Millisecond) {
+	testwait.Until(t, total, 10*time.Millisecond, func() error {
 		l.mu.Lock()
 		s := l.lines.String()
 		l.mu.Unlock()
-		if rx.MatchString(s) {
-			return
+		if !rx.MatchString(s) {
+			return fmt.Errorf("no log line matches %q:\n%s", re, s)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v, no log line matches %q:\n%s", total, re, s)
-		}
-	}
+		return nil
+	})
 }
 
 // fakeMain starts a memberlist member with the main node's role at addr
