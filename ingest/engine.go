@@ -365,30 +365,18 @@ func (e *Engine) Flush(ctx context.Context) error {
 }
 
 // Settle waits, without emitting a partly filled gutter, until every
-// batch emitted so far has been applied: the sketches plus Held then hold
-// every update ingested. It returns an error wrapping ctx's cause, with
-// the number of batches still out, when ctx is done first.
-func (e *Engine) Settle(ctx context.Context) error {
-	e.gut.Settle()
+// batch emitted so far has been applied, and returns the view of the ids
+// still buffered (gutters.Settled): the sketches plus the view then hold
+// every update ingested. The view is valid until the next IngestN, Flush,
+// Settle or Close. It returns an error wrapping ctx's cause, with the
+// number of batches still out, when ctx is done first.
+func (e *Engine) Settle(ctx context.Context) (gutters.Settled, error) {
+	view := e.gut.Settle()
 	if err := e.st.Wait(ctx); err != nil {
-		return fmt.Errorf("ingest: settle: %w", err)
+		return gutters.Settled{}, fmt.Errorf("ingest: settle: %w", err)
 	}
-	return nil
+	return view, nil
 }
-
-// Held returns the neighbour ids buffered for vertex v and not in its
-// sketch, aliasing the gutter or widened into *buf; see
-// gutters.Gutters.Held. Valid until the next IngestN, Flush or Close (or
-// use of buf); safe to call from several goroutines, each with its own
-// buf, while none of those runs.
-func (e *Engine) Held(v uint32, buf *[]uint32) []uint32 { return e.gut.Held(v, buf) }
-
-// HeldLen returns the number of ids Held would return.
-func (e *Engine) HeldLen(v uint32) int { return e.gut.HeldLen(v) }
-
-// Drop empties v's gutter, whose Held ids the caller has applied to the
-// store (store.ApplyNow); see gutters.Gutters.Drop.
-func (e *Engine) Drop(v uint32) { e.gut.Drop(v) }
 
 // Close stops the delta workers and waits for them. Buffered updates that
 // were not flushed are dropped. Close waits for all goroutines started by
