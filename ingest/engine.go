@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -153,7 +152,7 @@ func (c Config) Validate() error {
 
 // Engine owns the gutters, the sketch store and the local delta workers.
 //
-// Ingest, IngestN, Flush and Close must be called from one goroutine at a
+// IngestN, Flush, Settle and Close must be called from one goroutine at a
 // time. Updates is safe for concurrent use.
 type Engine struct {
 	cfg       Config
@@ -281,22 +280,18 @@ func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }
 // Updates returns the number of updates ingested so far.
 func (e *Engine) Updates() uint64 { return e.updates.Load() }
 
-// Ingest reads src to its end and inserts every update into the gutters;
-// the delta workers sketch full batches meanwhile. src's header must match
-// Config.Vertices. It returns the number of updates read, and stops early
-// with ctx's cause when ctx is done or with src's *stream.FormatError on bad
-// input; updates read before an error stay applied. It returns on ctx's
-// end even while the batch queue is full and nobody takes from it: the
-// gutters that fill meanwhile are sketched on the inserting goroutines.
-func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
-	return e.IngestN(ctx, src, math.MaxUint64)
-}
-
-// IngestN is Ingest that stops after n updates, so that a query can follow
-// exactly there; ingestion resumes with another call on the same src.
-// With Config.Readers > 1 and a *stream.Cursor over a regular file it
-// reads with that many goroutines, and the error of a bad record is the
-// first one's in stream order, with the count of updates before it.
+// IngestN reads up to n updates of src (math.MaxUint64: to its end) and
+// inserts them into the gutters; the delta workers sketch full batches
+// meanwhile. src's header must match Config.Vertices. It returns the
+// number of updates read, so that a query can follow exactly there;
+// ingestion resumes with another call on the same src. It stops early
+// with ctx's cause when ctx is done or with src's *stream.FormatError on
+// bad input; updates read before an error stay applied. It returns on
+// ctx's end even while the batch queue is full and nobody takes from it:
+// the gutters that fill meanwhile are sketched on the inserting
+// goroutines. With Config.Readers > 1 and a *stream.Cursor over a regular
+// file it reads with that many goroutines, and the error of a bad record
+// is the first one's in stream order, with the count of updates before it.
 func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint64, error) {
 	if e.closed {
 		return 0, gutters.ErrClosed

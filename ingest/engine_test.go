@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"sketchcc/gutters"
@@ -41,7 +42,7 @@ func TestFlushInterrupted(t *testing.T) {
 	sketches := func(cancelFirst bool) []byte {
 		t.Helper()
 		e, r := engineOver(t, Config{Vertices: vertices, Workers: 1}, raw)
-		if _, err := e.Ingest(context.Background(), r); err != nil {
+		if _, err := e.IngestN(context.Background(), r, math.MaxUint64); err != nil {
 			t.Fatal(err)
 		}
 		if cancelFirst {
