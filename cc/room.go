@@ -232,10 +232,12 @@ func (r *Room) greedyFromStart() {
 // Config.NoGreedy, or before the first answer (when the shortcut was not
 // kept from the first update, as Run keeps it), it flushes the pipeline
 // and runs Boruvka over all vertices from singletons. The sketches are left
-// as they were, so ingestion may continue afterwards. It returns an error wrapping ErrTooManyRounds when
-// the sketch columns run out (raise the sketch factor), or one wrapping
-// ctx's cause (or the flush timeout, naming Config.Late's holders) when the
-// flush does not finish; no partial answer is returned then.
+// as they were, so ingestion may continue afterwards. It returns an error
+// wrapping ErrTooManyRounds when the sketch columns run out (raise the
+// sketch factor), one wrapping ctx's cause (or the flush timeout, naming
+// Config.Late's holders) when the flush does not finish, or one wrapping
+// gutters.ErrStale when the pipeline moved on while the query read its
+// buffered ids; no partial answer is returned then.
 func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t0 := time.Now()
 	g := &r.greedy
