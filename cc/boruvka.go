@@ -10,8 +10,9 @@ import (
 	"sketchcc/stream"
 )
 
-// ErrTooManyRounds is wrapped by SpanningForest when every column has been
-// used and some supernode has not yet sampled Zero. It is
+// ErrTooManyRounds is wrapped by Room.Query's error when every sketch
+// column has been used and some supernode has not yet sampled Zero: the
+// sketches of a larger sketch factor have more columns. It is
 // sketch.ErrTooManyRounds, which Sample wraps for a column past the last.
 var ErrTooManyRounds = sketch.ErrTooManyRounds
 
@@ -21,7 +22,7 @@ type Forest struct {
 	Edges []stream.Edge
 }
 
-// BoruvkaStats counts the work of one SpanningForest call.
+// BoruvkaStats counts the work of one query's Boruvka run.
 type BoruvkaStats struct {
 	// Reads is the number of vertex sketches read (with the vertex's
 	// buffered updates, when the query reads them), over all rounds.
@@ -41,28 +42,6 @@ type BoruvkaStats struct {
 	// BadSamples counts Good samples rejected because the index was not an
 	// edge leaving the supernode (a checksum collision; expected 0).
 	BadSamples int
-}
-
-// SpanningForest runs Boruvka's algorithm over the sketches in t, starting
-// from the partition in d (singletons for a full query), and leaves the
-// connected components in d. Round r samples column r of every unfinished
-// supernode's sketch (the XOR of its vertices' sketches), unions the
-// sampled edges, and stops when every supernode samples Zero (Ahn, Guha,
-// McGregor, SODA 2012, §3). Every set of d must be connected in the graph.
-// t is only read, so ingestion can go on after a query; no other goroutine
-// may write it meanwhile.
-//
-// The supernode sketches of each round are merged and sampled by up to
-// workers goroutines, which it starts and waits for. The answer does not
-// depend on workers: samples are per supernode and the unions are applied
-// in order by the caller's goroutine.
-//
-// It returns an error wrapping ErrTooManyRounds, with the number of
-// unfinished supernodes, when the columns run out first; the partition in d
-// is then a refinement of the true components and must not be reported as
-// the answer. d.Len() must equal the table's vertex count.
-func SpanningForest(t *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(t, d, workers, t.Params().Columns(), resume{implicit: noVertex})
 }
 
 // noVertex marks the absence of a vertex.
@@ -107,12 +86,28 @@ func (s *boruvkaScratch) get(n uint32) (root []uint32, done []bool, slot []int32
 	return s.root, s.done, s.slot, s.verts[:0]
 }
 
-// spanningForest is SpanningForest with at most rounds rounds (<= columns)
-// that leaves alone every set of d whose root rs.finished marks (a
-// component known to be complete), never lists the members of the
-// supernode of rs.implicit, and adds rs.held's buffered updates to the
-// sketches it reads. A round's work follows the vertices of the listed
-// supernodes still active, not all vertices.
+// spanningForest runs Boruvka's algorithm over the sketches in t for at
+// most rounds rounds (<= columns), starting from the partition in d
+// (singletons for a full query), and leaves the connected components in
+// d. Round r samples column r of every unfinished supernode's sketch (the
+// XOR of its vertices' sketches, plus what rs.held adds), unions the
+// sampled edges, and stops when every supernode samples Zero (Ahn, Guha,
+// McGregor, SODA 2012, §3). Every set of d must be connected in the graph.
+// It leaves alone every set whose root rs.finished marks (a component
+// known to be complete) and never lists the members of the supernode of
+// rs.implicit, so that a round's work follows the vertices of the listed
+// supernodes still active, not all vertices. t is only read, so ingestion
+// can go on after a query; no other goroutine may write it meanwhile.
+//
+// The supernode sketches of each round are merged and sampled by up to
+// workers goroutines, which it starts and waits for. The answer does not
+// depend on workers: samples are per supernode and the unions are applied
+// in order by the caller's goroutine.
+//
+// It returns an error wrapping ErrTooManyRounds, with the number of
+// unfinished supernodes, when the rounds run out first; the partition in
+// d is then a refinement of the true components and must not be reported
+// as the answer. d.Len() must equal the table's vertex count.
 func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume) (Forest, BoruvkaStats, error) {
 	p := t.Params()
 	n := p.Vertices()
@@ -120,139 +115,46 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume)
 		return Forest{}, BoruvkaStats{}, fmt.Errorf("cc: DSU has %d ids, table %d vertices", d.Len(), n)
 	}
 	workers = max(workers, 1)
-	finished, held := rs.finished, rs.held
 	if rs.scratch == nil {
 		rs.scratch = new(boruvkaScratch)
 	}
 	// root: by vertex of verts, its root at the round's start; done: by
 	// root, sampled Zero (a finished component); slot: by root, its index
-	// in active, or -1.
+	// in the round's active supernodes, or -1.
 	root, done, slot, verts := rs.scratch.get(n)
-	var (
-		st      BoruvkaStats
-		forest  Forest
-		active  []uint32 // unfinished supernodes (roots), by first member
-		start   []int32  // members of active[i] are members[start[i]:start[i+1]]
-		members []uint32
-		samples []sample // by active index
-		fill    []int32
-		remain  int
-	)
 	hidden := noVertex // root of the implicit supernode at the round's start
 	if rs.implicit != noVertex {
 		hidden = d.Find(rs.implicit)
 	}
-	for v := range n {
-		slot[v] = -1
-		rt := d.Find(v)
-		if finished != nil && finished[rt] {
-			continue
-		}
-		if rt == v {
-			remain++
-		}
-		if rt != hidden {
-			verts = append(verts, v)
-		}
-	}
-	st.Vertices = len(verts)
+	verts, remain := listVertices(d, rs.finished, hidden, slot, verts)
+	st := BoruvkaStats{Vertices: len(verts)}
 	if hidden != noVertex {
 		st.Vertices += int(d.Size(hidden))
 	}
+	var (
+		forest  Forest
+		g       = grouping{root: root, slot: slot}
+		samples []sample // by active index
+	)
 	for r := range rounds {
 		if remain == 0 {
 			break
 		}
 		st.Rounds++
-		// Snapshot the partition of the active vertices and group them by
-		// supernode (a counting sort); the implicit supernode comes last,
-		// with no members listed.
-		active = active[:0]
-		for _, v := range verts {
-			rt := d.Find(v)
-			root[v] = rt
-			if slot[rt] < 0 {
-				slot[rt] = int32(len(active))
-				active = append(active, rt)
-			}
-		}
-		largest := -1
-		if hidden != noVertex && !done[hidden] {
-			largest = len(active)
-			slot[hidden] = int32(len(active))
-			active = append(active, hidden)
-		}
-		start = append(start[:0], make([]int32, len(active)+1)...)
-		for _, v := range verts {
-			start[slot[root[v]]+1]++
-		}
-		for i := range active {
-			start[i+1] += start[i]
-		}
-		members = append(members[:0], make([]uint32, len(verts))...)
-		fill = append(fill[:0], start[:len(active)]...)
-		for _, v := range verts {
-			s := slot[root[v]]
-			members[fill[s]] = v
-			fill[s]++
-		}
-		if largest < 0 {
-			largest = 0
-			for i := range active {
-				if start[i+1]-start[i] > start[largest+1]-start[largest] {
-					largest = i
-				}
-			}
-		}
+		largest := g.group(d, verts, hidden, done)
 		// Sample every unfinished supernode, in parallel.
-		if cap(samples) < len(active) {
-			samples = make([]sample, len(active))
+		if cap(samples) < len(g.active) {
+			samples = make([]sample, len(g.active))
 		}
-		samples = samples[:len(active)]
-		st.Reads += sampleRound(t, r, active, start, members, samples, largest, workers, held)
-		// Apply the samples in order.
-		fails, merges := 0, 0
-		var edges []stream.Edge
-		for i, v := range active {
-			s := samples[i]
-			st.Samples++
-			switch s.res {
-			case sketch.Zero:
-				done[v] = true
-				remain--
-			case sketch.Fail:
-				fails++
-			case sketch.Good:
-				a, b := sketch.EdgeOf(s.idx)
-				if a >= b || b >= n {
-					st.BadSamples++
-					fails++
-					continue
-				}
-				ra, rb := d.Find(a), d.Find(b)
-				// One end in the supernode, the other in an active one.
-				if (ra == v) == (rb == v) || slot[ra] < 0 || slot[rb] < 0 {
-					st.BadSamples++
-					fails++
-					continue
-				}
-				edges = append(edges, stream.Edge{Src: a, Dst: b})
-			}
-		}
-		for _, v := range active {
+		samples = samples[:len(g.active)]
+		st.Reads += sampleRound(t, r, g.active, g.start, g.members, samples, largest, workers, rs.held)
+		edges, fails, zeros := takeSamples(d, g.active, samples, slot, done, &st)
+		remain -= zeros
+		for _, v := range g.active {
 			slot[v] = -1
 		}
-		for _, e := range edges {
-			if done[d.Find(e.Src)] || done[d.Find(e.Dst)] {
-				st.BadSamples++ // an edge into a supernode that sampled Zero
-				continue
-			}
-			if _, ok := d.Union(e.Src, e.Dst); ok {
-				forest.Edges = append(forest.Edges, e)
-				merges++
-				remain--
-			}
-		}
+		merges := joinSamples(d, edges, done, &forest, &st)
+		remain -= merges
 		st.Fails += fails
 		st.Merges += merges
 		if remain == 0 || (merges == 0 && fails == 0) {
@@ -276,7 +178,142 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume)
 		return forest, st, nil
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
-		"rerun with a larger --sketch-factor", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())
+		"a larger sketch factor gives more columns", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())
+}
+
+// listVertices clears slot and appends to verts, in order, every vertex
+// of the sets of d that finished does not mark, but those of the set
+// rooted at hidden. It returns verts and the number of those sets, hidden
+// included.
+func listVertices(d *dsu.DSU, finished []bool, hidden uint32, slot []int32, verts []uint32) ([]uint32, int) {
+	remain := 0
+	for v := range d.Len() {
+		slot[v] = -1
+		rt := d.Find(v)
+		if finished != nil && finished[rt] {
+			continue
+		}
+		if rt == v {
+			remain++
+		}
+		if rt != hidden {
+			verts = append(verts, v)
+		}
+	}
+	return verts, remain
+}
+
+// grouping is a round's snapshot of the partition of the listed vertices:
+// the active supernodes and their members, grouped by a counting sort. Its
+// slices are reused from round to round.
+type grouping struct {
+	root    []uint32 // by vertex: its root at the round's start
+	slot    []int32  // by root: its index in active, or -1
+	active  []uint32 // unfinished supernodes (roots), by first member
+	start   []int32  // members of active[i] are members[start[i]:start[i+1]]
+	members []uint32
+	fill    []int32
+}
+
+// group snapshots the partition of verts in d: every root gets its slot,
+// and the supernode rooted at hidden, unless done, comes last with no
+// members listed. It returns the index in active of the supernode whose
+// view is the XOR of the others': hidden's, or else the one with the most
+// members.
+func (g *grouping) group(d *dsu.DSU, verts []uint32, hidden uint32, done []bool) (largest int) {
+	root, slot := g.root, g.slot
+	g.active = g.active[:0]
+	for _, v := range verts {
+		rt := d.Find(v)
+		root[v] = rt
+		if slot[rt] < 0 {
+			slot[rt] = int32(len(g.active))
+			g.active = append(g.active, rt)
+		}
+	}
+	largest = -1
+	if hidden != noVertex && !done[hidden] {
+		largest = len(g.active)
+		slot[hidden] = int32(len(g.active))
+		g.active = append(g.active, hidden)
+	}
+	start := append(g.start[:0], make([]int32, len(g.active)+1)...)
+	for _, v := range verts {
+		start[slot[root[v]]+1]++
+	}
+	for i := range g.active {
+		start[i+1] += start[i]
+	}
+	g.members = append(g.members[:0], make([]uint32, len(verts))...)
+	g.fill = append(g.fill[:0], start[:len(g.active)]...)
+	for _, v := range verts {
+		s := slot[root[v]]
+		g.members[g.fill[s]] = v
+		g.fill[s]++
+	}
+	g.start = start
+	if largest < 0 {
+		largest = 0
+		for i := range g.active {
+			if start[i+1]-start[i] > start[largest+1]-start[largest] {
+				largest = i
+			}
+		}
+	}
+	return largest
+}
+
+// takeSamples reads the samples of the active supernodes, in order: a
+// Zero marks its supernode done, and a Good one gives an edge from it to
+// another active supernode (slot still set), or counts as bad. It returns
+// the edges, the failed samples and the Zeros, counting samples and bad
+// ones in st.
+func takeSamples(d *dsu.DSU, active []uint32, samples []sample, slot []int32, done []bool, st *BoruvkaStats) (edges []stream.Edge, fails, zeros int) {
+	n := d.Len()
+	for i, v := range active {
+		s := samples[i]
+		st.Samples++
+		switch s.res {
+		case sketch.Zero:
+			done[v] = true
+			zeros++
+		case sketch.Fail:
+			fails++
+		case sketch.Good:
+			a, b := sketch.EdgeOf(s.idx)
+			if a >= b || b >= n {
+				st.BadSamples++
+				fails++
+				continue
+			}
+			ra, rb := d.Find(a), d.Find(b)
+			// One end in the supernode, the other in an active one.
+			if (ra == v) == (rb == v) || slot[ra] < 0 || slot[rb] < 0 {
+				st.BadSamples++
+				fails++
+				continue
+			}
+			edges = append(edges, stream.Edge{Src: a, Dst: b})
+		}
+	}
+	return edges, fails, zeros
+}
+
+// joinSamples unions the endpoints of the sampled edges in order, adding
+// each edge that joins two supernodes to the forest, and returns how many
+// did. An edge into a supernode that sampled Zero counts as bad in st.
+func joinSamples(d *dsu.DSU, edges []stream.Edge, done []bool, forest *Forest, st *BoruvkaStats) (merges int) {
+	for _, e := range edges {
+		if done[d.Find(e.Src)] || done[d.Find(e.Dst)] {
+			st.BadSamples++ // an edge into a supernode that sampled Zero
+			continue
+		}
+		if _, ok := d.Union(e.Src, e.Dst); ok {
+			forest.Edges = append(forest.Edges, e)
+			merges++
+		}
+	}
+	return merges
 }
 
 type sample struct {

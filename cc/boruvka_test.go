@@ -22,6 +22,27 @@ func mustParams(t testing.TB, v uint32, f float64, seed uint64) sketch.Params {
 	return p
 }
 
+// canonical returns the edge {a, b} with Src <= Dst, as Forest lists its
+// edges.
+func canonical(a, b uint32) stream.Edge {
+	return stream.Edge{Src: min(a, b), Dst: max(a, b)}
+}
+
+// toggle XORs the edge {u, v} into both endpoints' sketches in tab.
+func toggle(tab *sketch.Table, u, v uint32) {
+	tab.ApplyBatch(u, []uint32{v})
+	tab.ApplyBatch(v, []uint32{u})
+}
+
+// same reports whether a and b are in one set of d.
+func same(d *dsu.DSU, a, b uint32) bool { return d.Find(a) == d.Find(b) }
+
+// fullForest runs a full query's Boruvka over tab from the partition in
+// d, with every column.
+func fullForest(tab *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
+	return spanningForest(tab, d, workers, tab.Params().Columns(), resume{implicit: noVertex})
+}
+
 // randomGraph returns the edges of a G(n, m) graph, plus extra edges
 // inserted and deleted again (toggled twice), as a list of updates.
 func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates []stream.Edge) {
@@ -31,7 +52,7 @@ func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates 
 		if a == b {
 			continue
 		}
-		present[stream.Edge{Src: a, Dst: b}.Canonical()] = true
+		present[canonical(a, b)] = true
 	}
 	for e := range present {
 		final = append(final, e)
@@ -39,7 +60,7 @@ func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates 
 	}
 	for range m / 3 { // transient edges: inserted and deleted
 		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		e := stream.Edge{Src: a, Dst: b}.Canonical()
+		e := canonical(a, b)
 		if a == b || present[e] {
 			continue
 		}
@@ -49,7 +70,7 @@ func randomGraph(rng *rand.Rand, n uint32, m int) (final []stream.Edge, updates 
 	return final, updates
 }
 
-// TestSpanningForestMatchesDSU checks Boruvka over the sketches against a
+// TestSpanningForestMatchesDSU checks Boruvka (spanningForest) over the sketches against a
 // union-find over the final edge set, on random graphs from empty to dense,
 // and checks the forest: Vertices − Components real edges that span the
 // same partition.
@@ -65,9 +86,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 			tab := sketch.NewTable(p)
 			final, updates := randomGraph(rng, tc.n, tc.m)
 			for _, e := range updates {
-				idx := sketch.EdgeIndex(e.Src, e.Dst)
-				p.Update(tab.Sketch(e.Src), idx)
-				p.Update(tab.Sketch(e.Dst), idx)
+				toggle(tab, e.Src, e.Dst)
 			}
 			truth := dsu.New(tc.n)
 			isEdge := map[stream.Edge]bool{}
@@ -76,7 +95,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 				isEdge[e] = true
 			}
 			d := dsu.New(tc.n)
-			forest, st, err := SpanningForest(tab, d, 1)
+			forest, st, err := fullForest(tab, d, 1)
 			if err != nil {
 				t.Fatalf("n=%d m=%d seed=%d: %v", tc.n, tc.m, seed, err)
 			}
@@ -84,7 +103,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 				t.Fatalf("n=%d m=%d seed=%d: %d components, want %d (stats %+v)", tc.n, tc.m, seed, d.Sets(), truth.Sets(), st)
 			}
 			for v := range tc.n {
-				if d.Same(v, 0) != truth.Same(v, 0) {
+				if same(d, v, 0) != same(truth, v, 0) {
 					t.Fatalf("n=%d m=%d: partition differs at vertex %d", tc.n, tc.m, v)
 				}
 			}
@@ -96,7 +115,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 			// not depend on the number of goroutines: a second, parallel
 			// query gives the same forest.
 			d2 := dsu.New(tc.n)
-			forest2, _, err := SpanningForest(tab, d2, 4)
+			forest2, _, err := fullForest(tab, d2, 4)
 			if err != nil || d2.Sets() != d.Sets() || !slices.Equal(forest.Edges, forest2.Edges) {
 				t.Fatalf("parallel query: %d components, %v, same forest %v", d2.Sets(), err,
 					slices.Equal(forest.Edges, forest2.Edges))
@@ -112,7 +131,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 				t.Fatalf("n=%d m=%d seed=%d, vertex %d unlisted: %v, %+v", tc.n, tc.m, seed, implicit, err, st3)
 			}
 			for v := range tc.n {
-				if d3.Same(v, 0) != truth.Same(v, 0) {
+				if same(d3, v, 0) != same(truth, v, 0) {
 					t.Fatalf("n=%d m=%d seed=%d, vertex %d unlisted: partition differs at vertex %d", tc.n, tc.m, seed, implicit, v)
 				}
 			}
@@ -145,9 +164,7 @@ func TestSpanningForestRunsOut(t *testing.T) {
 	p := mustParams(t, 4096, 1, 1)
 	tab := sketch.NewTable(p)
 	for v := uint32(0); v+1 < 4096; v++ {
-		idx := sketch.EdgeIndex(v, v+1)
-		p.Update(tab.Sketch(v), idx)
-		p.Update(tab.Sketch(v+1), idx)
+		toggle(tab, v, v+1)
 	}
 	// One round (as if the sketch had one column) cannot join a path of
 	// 4096 vertices.
@@ -168,7 +185,7 @@ func BenchmarkSpanningForest(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				d.Reset()
-				if _, _, err := SpanningForest(tab, d, runtime.GOMAXPROCS(0)); err != nil {
+				if _, _, err := fullForest(tab, d, runtime.GOMAXPROCS(0)); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -189,9 +206,7 @@ func degree16Table(b *testing.B, n uint32) (sketch.Params, *sketch.Table) {
 			if u == v {
 				continue
 			}
-			idx := sketch.EdgeIndex(u, v)
-			p.Update(tab.Sketch(u), idx)
-			p.Update(tab.Sketch(v), idx)
+			toggle(tab, u, v)
 		}
 	}
 	return p, tab
@@ -207,16 +222,14 @@ func BenchmarkReopenedQuery(b *testing.B) {
 			n := uint32(1) << lg
 			p, tab := degree16Table(b, n)
 			d := dsu.New(n)
-			forest, _, err := SpanningForest(tab, d, runtime.GOMAXPROCS(0))
+			forest, _, err := fullForest(tab, d, runtime.GOMAXPROCS(0))
 			if err != nil {
 				b.Fatal(err)
 			}
 			var g greedyCC
 			g.reset(d, forest.Edges)
 			e := forest.Edges[len(forest.Edges)/2]
-			idx := sketch.EdgeIndex(e.Src, e.Dst)
-			p.Update(tab.Sketch(e.Src), idx)
-			p.Update(tab.Sketch(e.Dst), idx)
+			toggle(tab, e.Src, e.Dst)
 			g.apply([]stream.Update{{Type: stream.Delete, Edge: e}})
 			rounds, reads := 0, 0
 			b.ReportAllocs()

@@ -30,7 +30,7 @@ func writeInsertThenDelete(t *testing.T, path string, vertices uint32, n int) {
 	var edges []stream.Edge
 	for len(edges) < n {
 		g := rng.Uint32N(vertices/8) * 8
-		e := stream.Edge{Src: g + rng.Uint32N(8), Dst: g + rng.Uint32N(8)}.Canonical()
+		e := canonical(g+rng.Uint32N(8), g+rng.Uint32N(8))
 		if e.Src == e.Dst || seen[e] {
 			continue
 		}

@@ -2,17 +2,16 @@
 // queries over the sketch store, alone among the packages that read the
 // sketches for an answer.
 //
-//   - SpanningForest runs Boruvka's algorithm over a sketch table, merging
-//     and sampling each round's supernodes on several goroutines that it
-//     starts and waits for.
 //   - Room keeps the greedy shortcut's sets and spanning forest current
 //     with every update it reads for the pipeline (IngestN), on a
 //     goroutine of its own beside the pipeline's readers when the source
 //     is a binary stream file. Query answers from the sets when no forest
 //     edge was deleted since the last answer, and otherwise runs Boruvka
 //     over the re-opened sets only, adding the gutters' buffered updates
-//     of the vertices it reads; without the shortcut it flushes the
-//     pipeline and runs Boruvka over every vertex.
+//     of the vertices it reads (the pipeline's Settle view); without the
+//     shortcut it flushes the pipeline and runs Boruvka over every
+//     vertex. Boruvka merges and samples each round's supernodes on
+//     several goroutines that it starts and waits for.
 //   - Room.Run is the query schedule: it reads the stream in segments that
 //     end at the query positions, queries at each barrier, and bounds
 //     every flush by Config.FlushTimeout. With Schedule.Checkpoint it also

@@ -62,9 +62,14 @@ type greedyCC struct {
 	dirty   []bool // by set id
 	dirtyN  int    // dirty sets
 	forestN int    // forest edges: vertices with a parent
-	// pieces and finished are start's results, reused by the next start
-	// (a query then writes no freshly mapped memory for them); rows, adj,
-	// seen and stack are setForest's, grown extend's.
+	buf     greedyBuffers
+}
+
+// greedyBuffers is greedyCC's working memory, reused from query to query
+// (a query then writes no freshly mapped memory for it): pieces and
+// finished are start's results, valid until the next start; rows, adj,
+// seen and stack are setForest's, grown extend's.
+type greedyBuffers struct {
 	pieces   *dsu.DSU
 	finished []bool
 	grown    []stream.Edge
@@ -90,8 +95,8 @@ func (g *greedyCC) reset(d *dsu.DSU, forest []stream.Edge) {
 // between the pieces start returned.
 func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
 	g.fromDSU(d)
-	g.grown = append(g.appendEdges(g.grown[:0]), added...)
-	g.setForest(g.grown)
+	g.buf.grown = append(g.appendEdges(g.buf.grown[:0]), added...)
+	g.setForest(g.buf.grown)
 }
 
 // setForest makes the forest that of edges (an acyclic edge set; an edge
@@ -100,9 +105,9 @@ func (g *greedyCC) extend(d *dsu.DSU, added []stream.Edge) {
 func (g *greedyCC) setForest(edges []stream.Edge) {
 	n := len(g.label)
 	if len(g.parent) != n {
-		g.parent, g.seen = make([]uint32, n), make([]bool, n)
+		g.parent, g.buf.seen = make([]uint32, n), make([]bool, n)
 	} else {
-		clear(g.seen)
+		clear(g.buf.seen)
 	}
 	// Adjacency in compressed rows: start[v] is where v's neighbours
 	// begin in adj, counted into parent meanwhile.
@@ -112,19 +117,19 @@ func (g *greedyCC) setForest(edges []stream.Edge) {
 		deg[e.Src]++
 		deg[e.Dst]++
 	}
-	g.rows = slices.Grow(g.rows[:0], n+1)[:n+1]
-	start := g.rows
+	g.buf.rows = slices.Grow(g.buf.rows[:0], n+1)[:n+1]
+	start := g.buf.rows
 	start[0] = 0
 	for v := range n {
 		start[v+1] = start[v] + deg[v]
 	}
-	g.adj = slices.Grow(g.adj[:0], 2*len(edges))[:2*len(edges)]
+	g.buf.adj = slices.Grow(g.buf.adj[:0], 2*len(edges))[:2*len(edges)]
 	fill := deg // reuse: fill[v] counts v's neighbours placed
 	clear(fill)
 	for _, e := range edges {
-		g.adj[start[e.Src]+fill[e.Src]] = e.Dst
+		g.buf.adj[start[e.Src]+fill[e.Src]] = e.Dst
 		fill[e.Src]++
-		g.adj[start[e.Dst]+fill[e.Dst]] = e.Src
+		g.buf.adj[start[e.Dst]+fill[e.Dst]] = e.Src
 		fill[e.Dst]++
 	}
 	for v := range g.parent {
@@ -132,20 +137,20 @@ func (g *greedyCC) setForest(edges []stream.Edge) {
 	}
 	g.forestN = 0
 	for r := range uint32(n) {
-		if g.seen[r] {
+		if g.buf.seen[r] {
 			continue
 		}
-		g.seen[r] = true
-		g.stack = append(g.stack[:0], r)
-		for len(g.stack) > 0 {
-			x := g.stack[len(g.stack)-1]
-			g.stack = g.stack[:len(g.stack)-1]
-			for _, y := range g.adj[start[x]:start[x+1]] {
-				if !g.seen[y] {
-					g.seen[y] = true
+		g.buf.seen[r] = true
+		g.buf.stack = append(g.buf.stack[:0], r)
+		for len(g.buf.stack) > 0 {
+			x := g.buf.stack[len(g.buf.stack)-1]
+			g.buf.stack = g.buf.stack[:len(g.buf.stack)-1]
+			for _, y := range g.buf.adj[start[x]:start[x+1]] {
+				if !g.buf.seen[y] {
+					g.buf.seen[y] = true
 					g.parent[y] = x
 					g.forestN++
-					g.stack = append(g.stack, y)
+					g.buf.stack = append(g.buf.stack, y)
 				}
 			}
 		}
@@ -301,13 +306,13 @@ func (g *greedyCC) cut(u, v, l uint32) {
 // with room for a spanning forest's edges.
 func (g *greedyCC) start() (d *dsu.DSU, forest []stream.Edge, finished []bool) {
 	n := uint32(len(g.label))
-	if g.pieces == nil || g.pieces.Len() != n {
-		g.pieces, g.finished = dsu.New(n), make([]bool, n)
+	if g.buf.pieces == nil || g.buf.pieces.Len() != n {
+		g.buf.pieces, g.buf.finished = dsu.New(n), make([]bool, n)
 	} else {
-		g.pieces.Reset()
-		clear(g.finished)
+		g.buf.pieces.Reset()
+		clear(g.buf.finished)
 	}
-	d, finished = g.pieces, g.finished
+	d, finished = g.buf.pieces, g.buf.finished
 	forest = g.edges()
 	for _, e := range forest {
 		d.Union(e.Src, e.Dst)

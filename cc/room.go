@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sketchcc/dsu"
+	"sketchcc/gutters"
 	"sketchcc/sketch"
 	"sketchcc/store"
 	"sketchcc/stream"
@@ -27,19 +28,11 @@ type Pipeline interface {
 	// store has applied them all, or ctx is done.
 	Flush(ctx context.Context) error
 	// Settle waits until every batch handed out has been applied, without
-	// emitting a partly filled gutter: the store's sketches plus Held then
-	// hold every update read.
-	Settle(ctx context.Context) error
-	// Held returns the neighbour ids buffered for vertex v and not in its
-	// sketch, valid until the pipeline next changes and, when they are
-	// widened into *buf, until buf's next use; called by several
-	// goroutines at once, each with its own buf, between Settle and the
-	// next IngestN. HeldLen returns how many there are.
-	Held(v uint32, buf *[]uint32) []uint32
-	HeldLen(v uint32) int
-	// Drop empties v's gutter once the caller has applied Held(v) to the
-	// store (store.ApplyNow); called by the Room's goroutine only.
-	Drop(v uint32)
+	// emitting a partly filled gutter, and returns the view of the ids
+	// still buffered: the store's sketches plus the view then hold every
+	// update read. The view turns stale (its methods return
+	// gutters.ErrStale) once the pipeline moves on.
+	Settle(ctx context.Context) (gutters.Settled, error)
 	// Store returns the sketch store that Flush fills.
 	Store() *store.Store
 }
@@ -239,10 +232,12 @@ func (r *Room) greedyFromStart() {
 // Config.NoGreedy, or before the first answer (when the shortcut was not
 // kept from the first update, as Run keeps it), it flushes the pipeline
 // and runs Boruvka over all vertices from singletons. The sketches are left
-// as they were, so ingestion may continue afterwards. It returns an error wrapping ErrTooManyRounds when
-// the sketch columns run out (raise the sketch factor), or one wrapping
-// ctx's cause (or the flush timeout, naming Config.Late's holders) when the
-// flush does not finish; no partial answer is returned then.
+// as they were, so ingestion may continue afterwards. It returns an error
+// wrapping ErrTooManyRounds when the sketch columns run out (raise the
+// sketch factor), one wrapping ctx's cause (or the flush timeout, naming
+// Config.Late's holders) when the flush does not finish, or one wrapping
+// gutters.ErrStale when the pipeline moved on while the query read its
+// buffered ids; no partial answer is returned then.
 func (r *Room) Query(ctx context.Context) (*Result, error) {
 	t0 := time.Now()
 	g := &r.greedy
@@ -253,9 +248,13 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		return res, nil
 	}
 	reuse := g.valid && !r.cfg.NoGreedy
+	var view gutters.Settled // the buffered ids, when the query reuses the last answer
 	wait := r.pipe.Flush
 	if reuse {
-		wait = r.pipe.Settle
+		wait = func(ctx context.Context) (err error) {
+			view, err = r.pipe.Settle(ctx)
+			return err
+		}
 	}
 	if err := r.within(ctx, wait); err != nil {
 		return nil, err
@@ -267,20 +266,28 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 		kept  []stream.Edge
 		rs    = resume{implicit: noVertex, scratch: &r.scratch}
 		apply time.Duration
+		stale atomic.Bool // a read of view found it stale: the answer is void
 	)
 	if reuse {
 		var bufs sync.Pool // of *[]uint32, for Held from Boruvka's goroutines
-		rs.held = func(view []sketch.Bucket, round int, v uint32) {
+		rs.held = func(col []sketch.Bucket, round int, v uint32) {
 			buf, _ := bufs.Get().(*[]uint32)
 			if buf == nil {
 				buf = new([]uint32)
 			}
-			p.UpdateColumnBatch(view, round, v, r.pipe.Held(v, buf))
+			ids, err := view.Held(v, buf)
+			if err != nil {
+				stale.Store(true)
+			}
+			p.UpdateColumnBatch(col, round, v, ids)
 			bufs.Put(buf)
 		}
 		d, kept, rs.finished = g.start()
 		ta := time.Now()
-		rs.implicit = r.applyPieces(d, rs.finished)
+		var err error
+		if rs.implicit, err = r.applyPieces(view, d, rs.finished); err != nil {
+			return nil, fmt.Errorf("cc: query: %w", err)
+		}
 		apply = time.Since(ta)
 	} else {
 		d = dsu.New(p.Vertices())
@@ -288,6 +295,9 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), rs)
 	if err != nil {
 		return nil, err
+	}
+	if stale.Load() {
+		return nil, fmt.Errorf("cc: query: %w", gutters.ErrStale)
 	}
 	added := forest.Edges
 	forest.Edges = append(kept, forest.Edges...)
@@ -311,13 +321,14 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 // pieces holding most of the gutters (rare queries) are cheaper sketched.
 const pieceApplyIDs = 64
 
-// applyPieces sketches into the store the buffered ids of the vertices that
-// Boruvka will read from d (every vertex of an unfinished tree but the
-// largest), and empties their gutters, when they hold more than
-// pieceApplyIDs per vertex of the graph. It runs Config.Workers goroutines
-// and waits for them. It returns the root of the largest unfinished tree,
-// or noVertex when every tree is finished.
-func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
+// applyPieces sketches into the store the buffered ids (in view) of the
+// vertices that Boruvka will read from d (every vertex of an unfinished
+// tree but the largest), and empties their gutters, when they hold more
+// than pieceApplyIDs per vertex of the graph. It runs Config.Workers
+// goroutines and waits for them. It returns the root of the largest
+// unfinished tree, or noVertex when every tree is finished, and
+// gutters.ErrStale, having applied nothing, when view is stale.
+func (r *Room) applyPieces(view gutters.Settled, d *dsu.DSU, finished []bool) (largest uint32, err error) {
 	n := d.Len()
 	largest = noVertex
 	for v := range n {
@@ -329,14 +340,18 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
 	ids := 0
 	for v := range n {
 		if rt := d.Find(v); !finished[rt] && rt != largest {
-			if k := r.pipe.HeldLen(v); k > 0 {
+			k, err := view.Len(v)
+			if err != nil {
+				return noVertex, err
+			}
+			if k > 0 {
 				vs = append(vs, v)
 				ids += k
 			}
 		}
 	}
 	if ids == 0 || ids <= r.applyAt*int(n) {
-		return largest
+		return largest, nil
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -348,15 +363,20 @@ func (r *Room) applyPieces(d *dsu.DSU, finished []bool) (largest uint32) {
 				if i >= len(vs) {
 					return
 				}
-				r.st.ApplyNow(vs[i], r.pipe.Held(vs[i], &buf))
+				// Len found view valid; were it stale now, Held
+				// would give no ids and the Drops below say so.
+				held, _ := view.Held(vs[i], &buf)
+				r.st.ApplyNow(vs[i], held)
 			}
 		})
 	}
 	wg.Wait()
 	for _, v := range vs {
-		r.pipe.Drop(v)
+		if err := view.Drop(v); err != nil {
+			return noVertex, err
+		}
 	}
-	return largest
+	return largest, nil
 }
 
 // State is what a checkpoint keeps of a Room: the updates read and the

@@ -57,9 +57,6 @@ func (d *DSU) Union(a, b uint32) (root uint32, merged bool) {
 	return a, true
 }
 
-// Same reports whether a and b are in the same set.
-func (d *DSU) Same(a, b uint32) bool { return d.Find(a) == d.Find(b) }
-
 // Sets returns the number of disjoint sets.
 func (d *DSU) Sets() int { return d.sets }
 

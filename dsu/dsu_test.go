@@ -62,7 +62,7 @@ func TestRandom(t *testing.T) {
 }
 
 // TestLabels_Large checks Labels on a larger random DSU: dense, numbered by
-// the smallest id of each set, and consistent with Same.
+// the smallest id of each set, and consistent with Find.
 func TestLabels_Large(t *testing.T) {
 	const n = 100_000
 	rng := rand.New(rand.NewPCG(7, 7))
@@ -81,7 +81,7 @@ func TestLabels_Large(t *testing.T) {
 			first[l] = uint32(v)
 			next++
 		}
-		if !d.Same(uint32(v), first[l]) {
+		if !same(d, uint32(v), first[l]) {
 			t.Fatalf("Labels[%d] = Labels[%d] = %d, but they are in different sets", v, first[l], l)
 		}
 	}
@@ -91,8 +91,8 @@ func TestLabels_Large(t *testing.T) {
 	// Two sets with different labels are different sets.
 	for range 1000 {
 		a, b := rng.Uint32N(n), rng.Uint32N(n)
-		if (labels[a] == labels[b]) != d.Same(a, b) {
-			t.Fatalf("Labels and Same disagree on %d, %d", a, b)
+		if (labels[a] == labels[b]) != same(d, a, b) {
+			t.Fatalf("Labels and Find disagree on %d, %d", a, b)
 		}
 	}
 }

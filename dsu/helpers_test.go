@@ -78,15 +78,18 @@ func checkAgainst(t *testing.T, d *DSU, o *naive) {
 			t.Fatalf("Size(%d) = %d, want %d", v, got, want)
 		}
 		root := d.Find(v)
-		if d.Find(root) != root || !d.Same(v, root) {
+		if d.Find(root) != root || !same(d, v, root) {
 			t.Fatalf("Find(%d) = %d is not a root of v's set", v, root)
 		}
 	}
 	for a := range min(n, 64) {
 		for b := range min(n, 64) {
-			if got, want := d.Same(a, b), o.label[a] == o.label[b]; got != want {
-				t.Fatalf("Same(%d, %d) = %v, want %v", a, b, got, want)
+			if got, want := same(d, a, b), o.label[a] == o.label[b]; got != want {
+				t.Fatalf("same(%d, %d) = %v, want %v", a, b, got, want)
 			}
 		}
 	}
 }
+
+// same reports whether a and b are in one set of d.
+func same(d *DSU, a, b uint32) bool { return d.Find(a) == d.Find(b) }

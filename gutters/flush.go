@@ -44,7 +44,7 @@ func (g *Gutters) emit(v uint32, p *Part) {
 		// On several Parts' goroutines at once: no shared widening
 		// buffer, and it happens only after an interruption.
 		var wide []uint32
-		g.onInterrupt(v, g.Held(v, &wide))
+		g.onInterrupt(v, g.held(v, &wide))
 		g.tails[v].fill = 0
 		st.InterruptedBatches++
 	}
@@ -125,8 +125,10 @@ func (g *Gutters) FlushLocal(apply func(vertex uint32, neighbors []uint32), stop
 // the gutter over as a batch, waiting for a spare buffer, or, when local
 // is set and no spare is free, passes it to local and empties it in place.
 // It walks each share's list of non-empty gutters in turn, emptying it.
-// It returns false when stop ended it early.
+// It returns false when stop ended it early. Settled views taken before
+// become stale.
 func (g *Gutters) flush(local func(vertex uint32, neighbors []uint32), stop func() bool) bool {
+	g.moveOn()
 	g.insertStaged()
 	g.drainSpills()
 	for _, p := range g.shares {
@@ -163,7 +165,7 @@ func (g *Gutters) flushList(list []uint32, local func(vertex uint32, neighbors [
 			own.stats.FlushedBatches++
 		default:
 			g.settle(v)
-			local(v, g.Held(v, &g.wide))
+			local(v, g.held(v, &g.wide))
 			g.tails[v].fill = 0
 			own.stats.LocalBatches++
 		}

@@ -47,14 +47,14 @@ func TestFlushLocalKeepsEveryPair(t *testing.T) {
 		// A flush stopped after a few gutters leaves the rest for the
 		// next one.
 		calls := 0
-		if g.FlushLocal(apply, func() bool { calls++; return calls > 5 }) || g.Buffered() == 0 {
+		if g.FlushLocal(apply, func() bool { calls++; return calls > 5 }) || g.buffered() == 0 {
 			t.Fatalf("round %d: a flush stopped at its sixth gutter took them all", round)
 		}
 		if !g.FlushLocal(apply, nil) {
 			t.Fatalf("round %d: FlushLocal without stop returned false", round)
 		}
-		if g.Buffered() != 0 {
-			t.Fatalf("round %d: %d ids still buffered after FlushLocal", round, g.Buffered())
+		if g.buffered() != 0 {
+			t.Fatalf("round %d: %d ids still buffered after FlushLocal", round, g.buffered())
 		}
 	}
 	g.Close()

@@ -32,12 +32,16 @@
 // InsertBatch, Flush, FlushLocal, Settle and Close are not safe for
 // concurrent use: one stream reader feeds them. Several goroutines may
 // insert at once through Parts, each owning a disjoint share of the
-// vertices. Release may be called from any goroutine.
+// vertices. Release may be called from any goroutine. Settle returns a
+// Settled view of the buffered ids for a query; each of those calls makes
+// earlier views stale, so that a view read after the gutters moved on
+// returns ErrStale instead of ids that are no longer there.
 package gutters
 
 import (
 	"errors"
 	"iter"
+	"sync/atomic"
 	"unsafe"
 
 	"sketchcc/internal/hugepage"
@@ -108,6 +112,9 @@ type Gutters struct {
 	// wide holds a narrow gutter's ids widened for FlushLocal's apply.
 	wide   []uint32
 	closed bool
+	// gen counts the calls that changed the gutters (moveOn), so that a
+	// Settled view knows when it is stale. Atomic: Parts insert at once.
+	gen atomic.Uint64
 }
 
 // buffers is the gutters' memory, 64-byte aligned.
@@ -220,12 +227,12 @@ func (g *Gutters) Stats() Stats {
 	return st
 }
 
-// own returns the caller's share: InsertBatch's, the flushes' and Drop's.
+// own returns the caller's share: InsertBatch's, the flushes' and Settled.Drop's.
 func (g *Gutters) own() *Part { return g.shares[0] }
 
 // nonEmpty yields every vertex whose gutter may be non-empty, share by
-// share: the walk Settle and Buffered make (flush walks the shares' lists itself,
-// since it empties them and may stop part way).
+// share: the walk Settle and buffered make (flush walks the shares' lists
+// itself, since it empties them and may stop part way).
 func (g *Gutters) nonEmpty() iter.Seq[uint32] {
 	return func(yield func(uint32) bool) {
 		for _, p := range g.shares {
@@ -244,6 +251,7 @@ func (g *Gutters) Close() error {
 	if g.closed {
 		return ErrClosed
 	}
+	g.moveOn()
 	g.closed = true
 	close(g.queue)
 	return nil

@@ -43,7 +43,7 @@ func TestInsert_Success(t *testing.T) {
 		if got := take(); !equal(got, wantFull) {
 			t.Fatalf("insert emitted %v, want %v", got, wantFull)
 		}
-		if got := g.Buffered(); got != wantBuffered {
+		if got := g.buffered(); got != wantBuffered {
 			t.Fatalf("Buffered = %d, want %d", got, wantBuffered)
 		}
 		g.Flush()
@@ -53,8 +53,8 @@ func TestInsert_Success(t *testing.T) {
 		if !equal(got, wantFlushed) {
 			t.Fatalf("Flush emitted %v, want %v", got, wantFlushed)
 		}
-		if g.Buffered() != 0 {
-			t.Fatalf("Buffered = %d after Flush", g.Buffered())
+		if g.buffered() != 0 {
+			t.Fatalf("Buffered = %d after Flush", g.buffered())
 		}
 		st := g.Stats()
 		if want := (Stats{Updates: uint64(len(edges)), Batches: uint64(len(wantFull) + len(wantFlushed)),
@@ -168,7 +168,7 @@ func TestPairsOut(t *testing.T) {
 					g.Flush() // a query in the middle of the stream
 				}
 			}
-			buffered := g.Buffered()
+			buffered := g.buffered()
 			flushedBefore := g.Stats().FlushedBatches
 			full := g.Stats().Batches - flushedBefore
 			g.Flush()
@@ -290,8 +290,8 @@ func TestFlush_BlocksWithoutConsumer(t *testing.T) {
 			n++
 		}
 		<-flushed
-		if g.Buffered() != 0 || g.Stats().FlushedBatches != 8 {
-			t.Errorf("after Flush: Buffered = %d, FlushedBatches = %d", g.Buffered(), g.Stats().FlushedBatches)
+		if g.buffered() != 0 || g.Stats().FlushedBatches != 8 {
+			t.Errorf("after Flush: Buffered = %d, FlushedBatches = %d", g.buffered(), g.Stats().FlushedBatches)
 		}
 		requireNoError(t, g.Close())
 	})

@@ -22,8 +22,9 @@ func (g *Gutters) insert(e stream.Edge) {
 // stageMinVertices) it first collects updates in a staging buffer and
 // inserts them in runs grouped by vertex range, so that the appends of one
 // run share cache lines; the staged updates reach the gutters before any
-// Flush, FlushLocal or Settle.
+// Flush, FlushLocal or Settle. Settled views taken before become stale.
 func (g *Gutters) InsertBatch(us []stream.Update) {
+	g.moveOn()
 	g.own().pairs += 2 * uint64(len(us))
 	if g.stage == nil {
 		g.insertUpdates(us)

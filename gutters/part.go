@@ -57,8 +57,9 @@ func (g *Gutters) Parts(n int) ([]*Part, error) {
 // the ids must be < Vertices and distinct. Like InsertBatch it emits full
 // gutters as batches, blocking while no spare buffer is free (see
 // InterruptOn), and allocates nothing once the Part has listed its
-// vertices.
+// vertices. Settled views taken before become stale.
 func (p *Part) Insert(pairs [][2]uint32) {
+	p.g.moveOn()
 	p.g.insertPairs(pairs, p)
 	p.pairs += uint64(len(pairs))
 }

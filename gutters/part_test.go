@@ -41,7 +41,7 @@ func TestPartsConcurrent(t *testing.T) {
 		}
 		wg.Wait()
 		g.Flush()
-		if b := g.Buffered(); b != 0 {
+		if b := g.buffered(); b != 0 {
 			t.Errorf("parts=%d: %d ids buffered after Flush", n, b)
 		}
 		requireNoError(t, g.Close())

@@ -56,13 +56,13 @@ func TestStagedInsertKeepsEveryPair(t *testing.T) {
 			total += len(chunk)
 		}
 		if round == 1 {
-			if got := g.Buffered(); got == 0 {
+			if got := g.buffered(); got == 0 {
 				t.Fatal("Buffered is 0 with staged updates")
 			}
 		}
 		g.Flush() // must take in the partly filled staging buffer
-		if g.Buffered() != 0 || len(g.stage.updates) != 0 {
-			t.Fatalf("round %d: %d ids buffered, %d updates staged after Flush", round, g.Buffered(), len(g.stage.updates))
+		if g.buffered() != 0 || len(g.stage.updates) != 0 {
+			t.Fatalf("round %d: %d ids buffered, %d updates staged after Flush", round, g.buffered(), len(g.stage.updates))
 		}
 	}
 	g.Close()

@@ -109,10 +109,10 @@ func testTailsKeepOrder(t *testing.T, cfg Config, viaPart bool) {
 		if round%3 != 2 {
 			continue
 		}
-		g.Settle()
+		view := g.Settle()
 		for v := range uint32(vertices) {
-			if h := g.Held(v, new([]uint32)); !slices.Equal(h, m.pending[v]) {
-				t.Fatalf("round %d: Held(%d) = %v, want %v", round, v, h, m.pending[v])
+			if h, err := view.Held(v, new([]uint32)); err != nil || !slices.Equal(h, m.pending[v]) {
+				t.Fatalf("round %d: Held(%d) = %v, %v; want %v", round, v, h, err, m.pending[v])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"math"
 	"strconv"
 	"sync"
 	"testing"
@@ -30,7 +31,7 @@ func BenchmarkIngest(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := e.Ingest(context.Background(), r); err != nil {
+				if _, err := e.IngestN(context.Background(), r, math.MaxUint64); err != nil {
 					b.Fatal(err)
 				}
 				e.Flush(context.Background())

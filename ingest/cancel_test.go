@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
-	"sketchcc/internal/testwait"
 	"slices"
 	"testing"
 	"time"
 
 	"sketchcc/internal/testgraph"
+	"sketchcc/internal/testwait"
 	"sketchcc/stream"
 )
 
@@ -44,7 +45,7 @@ func TestIngestCancelQueueFull(t *testing.T) {
 			}
 			res := make(chan result, 1)
 			go func() {
-				n, err := e.Ingest(ctx, open(t))
+				n, err := e.IngestN(ctx, open(t), math.MaxUint64)
 				res <- result{n, err}
 			}()
 			testwait.Until(t, 10*time.Second, time.Millisecond, func() error {

@@ -27,7 +27,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -153,7 +152,7 @@ func (c Config) Validate() error {
 
 // Engine owns the gutters, the sketch store and the local delta workers.
 //
-// Ingest, IngestN, Flush and Close must be called from one goroutine at a
+// IngestN, Flush, Settle and Close must be called from one goroutine at a
 // time. Updates is safe for concurrent use.
 type Engine struct {
 	cfg       Config
@@ -281,22 +280,18 @@ func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }
 // Updates returns the number of updates ingested so far.
 func (e *Engine) Updates() uint64 { return e.updates.Load() }
 
-// Ingest reads src to its end and inserts every update into the gutters;
-// the delta workers sketch full batches meanwhile. src's header must match
-// Config.Vertices. It returns the number of updates read, and stops early
-// with ctx's cause when ctx is done or with src's *stream.FormatError on bad
-// input; updates read before an error stay applied. It returns on ctx's
-// end even while the batch queue is full and nobody takes from it: the
-// gutters that fill meanwhile are sketched on the inserting goroutines.
-func (e *Engine) Ingest(ctx context.Context, src stream.Source) (uint64, error) {
-	return e.IngestN(ctx, src, math.MaxUint64)
-}
-
-// IngestN is Ingest that stops after n updates, so that a query can follow
-// exactly there; ingestion resumes with another call on the same src.
-// With Config.Readers > 1 and a *stream.Cursor over a regular file it
-// reads with that many goroutines, and the error of a bad record is the
-// first one's in stream order, with the count of updates before it.
+// IngestN reads up to n updates of src (math.MaxUint64: to its end) and
+// inserts them into the gutters; the delta workers sketch full batches
+// meanwhile. src's header must match Config.Vertices. It returns the
+// number of updates read, so that a query can follow exactly there;
+// ingestion resumes with another call on the same src. It stops early
+// with ctx's cause when ctx is done or with src's *stream.FormatError on
+// bad input; updates read before an error stay applied. It returns on
+// ctx's end even while the batch queue is full and nobody takes from it:
+// the gutters that fill meanwhile are sketched on the inserting
+// goroutines. With Config.Readers > 1 and a *stream.Cursor over a regular
+// file it reads with that many goroutines, and the error of a bad record
+// is the first one's in stream order, with the count of updates before it.
 func (e *Engine) IngestN(ctx context.Context, src stream.Source, n uint64) (uint64, error) {
 	if e.closed {
 		return 0, gutters.ErrClosed
@@ -365,30 +360,18 @@ func (e *Engine) Flush(ctx context.Context) error {
 }
 
 // Settle waits, without emitting a partly filled gutter, until every
-// batch emitted so far has been applied: the sketches plus Held then hold
-// every update ingested. It returns an error wrapping ctx's cause, with
-// the number of batches still out, when ctx is done first.
-func (e *Engine) Settle(ctx context.Context) error {
-	e.gut.Settle()
+// batch emitted so far has been applied, and returns the view of the ids
+// still buffered (gutters.Settled): the sketches plus the view then hold
+// every update ingested. The view is valid until the next IngestN, Flush,
+// Settle or Close. It returns an error wrapping ctx's cause, with the
+// number of batches still out, when ctx is done first.
+func (e *Engine) Settle(ctx context.Context) (gutters.Settled, error) {
+	view := e.gut.Settle()
 	if err := e.st.Wait(ctx); err != nil {
-		return fmt.Errorf("ingest: settle: %w", err)
+		return gutters.Settled{}, fmt.Errorf("ingest: settle: %w", err)
 	}
-	return nil
+	return view, nil
 }
-
-// Held returns the neighbour ids buffered for vertex v and not in its
-// sketch, aliasing the gutter or widened into *buf; see
-// gutters.Gutters.Held. Valid until the next IngestN, Flush or Close (or
-// use of buf); safe to call from several goroutines, each with its own
-// buf, while none of those runs.
-func (e *Engine) Held(v uint32, buf *[]uint32) []uint32 { return e.gut.Held(v, buf) }
-
-// HeldLen returns the number of ids Held would return.
-func (e *Engine) HeldLen(v uint32) int { return e.gut.HeldLen(v) }
-
-// Drop empties v's gutter, whose Held ids the caller has applied to the
-// store (store.ApplyNow); see gutters.Gutters.Drop.
-func (e *Engine) Drop(v uint32) { e.gut.Drop(v) }
 
 // Close stops the delta workers and waits for them. Buffered updates that
 // were not flushed are dropped. Close waits for all goroutines started by

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"sketchcc/internal/testgraph"
+	"sketchcc/internal/testwait"
 	"sketchcc/stream"
 )
 
@@ -125,9 +126,14 @@ func TestParallelStopHoldsAPrefix(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		for e.Updates() < n/3 {
-			time.Sleep(100 * time.Microsecond)
-		}
+		// Updates reaches n/3 during IngestN, which returns only once
+		// cancelled or at n: For cannot give up first.
+		_ = testwait.For(time.Minute, 100*time.Microsecond, func() error {
+			if k := e.Updates(); k < n/3 {
+				return fmt.Errorf("%d updates ingested", k)
+			}
+			return nil
+		})
 		cancel()
 	}()
 	k, err := e.IngestN(ctx, cur, n)

@@ -35,7 +35,7 @@ func BenchmarkUpdate(b *testing.B) {
 	idx := uint64(12345)<<32 | 99999
 	b.ReportAllocs()
 	for b.Loop() {
-		p.Update(s, idx)
+		p.update(s, idx)
 		idx += 0x100000001
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "index-updates/s")

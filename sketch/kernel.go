@@ -7,15 +7,6 @@ import (
 	"sync/atomic"
 )
 
-// KernelEnv is the environment variable from which the tests and benchmarks
-// of sketchcc take the kernel to force (the values of SetKernel), so that
-// one machine can test and time every kernel its CPU has:
-//
-//	SKETCHCC_SKETCH_KERNEL=avx2 go test -run='^$' -bench=ApplyBatch ./sketch
-//
-// The package itself never reads it; the commands take --sketch-kernel.
-const KernelEnv = "SKETCHCC_SKETCH_KERNEL"
-
 // ErrKernel is wrapped by SetKernel for an unknown kernel name or a kernel
 // that this CPU or build cannot run.
 var ErrKernel = errors.New("sketch kernel")

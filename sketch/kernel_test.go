@@ -9,14 +9,24 @@ import (
 	"testing"
 )
 
+// kernelEnv is the environment variable from which the tests and
+// benchmarks of sketchcc take the kernel to force (the values of
+// SetKernel), so that one machine can test and time every kernel its CPU
+// has:
+//
+//	SKETCHCC_SKETCH_KERNEL=avx2 go test -run='^$' -bench=ApplyBatch ./sketch
+//
+// The package itself never reads it; the commands take their own flag.
+const kernelEnv = "SKETCHCC_SKETCH_KERNEL"
+
 // TestMain selects the kernel named by $SKETCHCC_SKETCH_KERNEL (see
-// KernelEnv) for every test and benchmark, and fails at once if this CPU
+// kernelEnv) for every test and benchmark, and fails at once if this CPU
 // or build lacks it. Benchmarks print it as a "sketch-kernel:" line, which
 // benchstat keeps as a configuration key.
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if err := SetKernel(os.Getenv(KernelEnv)); err != nil {
-		fmt.Fprintf(os.Stderr, "$%s: %v\n", KernelEnv, err)
+	if err := SetKernel(os.Getenv(kernelEnv)); err != nil {
+		fmt.Fprintf(os.Stderr, "$%s: %v\n", kernelEnv, err)
 		os.Exit(2)
 	}
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {

@@ -47,10 +47,12 @@ func (r Result) String() string {
 	return fmt.Sprintf("Result(%d)", uint8(r))
 }
 
-// Update XORs edge index idx into the sketch s, which holds
+// update XORs edge index idx into the sketch s, which holds
 // BucketsPerVertex buckets: into the deterministic bucket and into one
-// bucket of each column. Inserting and deleting are the same toggle.
-func (p Params) Update(s []Bucket, idx uint64) {
+// bucket of each column. Inserting and deleting are the same toggle. The
+// product sketches through ApplyBatch; the tests check samples of single
+// indices with it.
+func (p Params) update(s []Bucket, idx uint64) {
 	updateIndex(p.seeds, p.rows, p.columns, s[:p.BucketsPerVertex()], idx)
 }
 

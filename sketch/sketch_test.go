@@ -85,7 +85,7 @@ func TestLinearity(t *testing.T) {
 func TestSampleSingleEdgeIsGood(t *testing.T) {
 	p := mustParams(t, 100, 1, 3)
 	s := make([]Bucket, p.BucketsPerVertex())
-	p.Update(s, EdgeIndex(7, 42))
+	p.update(s, EdgeIndex(7, 42))
 	for c := range p.columns {
 		idx, r, _ := p.Sample(s, c)
 		if r != Good || idx != EdgeIndex(42, 7) {
@@ -142,8 +142,8 @@ func TestSample_OutOfColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := make([]Bucket, p.BucketsPerVertex())
-	p.Update(s, EdgeIndex(1, 2))
-	p.Update(s, EdgeIndex(1, 3))
+	p.update(s, EdgeIndex(1, 2))
+	p.update(s, EdgeIndex(1, 3))
 	for _, c := range []int{p.columns, p.columns + 5, -1} {
 		_, r, err := p.Sample(s, c)
 		if !errors.Is(err, ErrTooManyRounds) || r != Fail ||

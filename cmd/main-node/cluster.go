@@ -219,7 +219,7 @@ func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
 	sctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
 		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
 	defer cancel()
-	if err := e.Settle(sctx); err != nil {
+	if _, err := e.Settle(sctx); err != nil {
 		if ctx.Err() != nil {
 			return
 		}
