@@ -203,9 +203,12 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
 	}
 	s := readFake(t, state)
-	param := s.Params["/sketchcc/"+run1+"/cluster-key"]
-	key := param["Value"]
-	if len(key) != 44 || param[tagKey] != run1 {
+	param := s.Region("us-east-1").Params["/sketchcc/"+run1+"/cluster-key"]
+	if param == nil {
+		t.Fatalf("no key parameter in us-east-1")
+	}
+	key := param.Value
+	if len(key) != 44 || param.Tags[tagKey] != run1 {
 		t.Fatalf("key parameter %v: want a tagged base64 32-byte value", param)
 	}
 	userData := 0
@@ -229,7 +232,7 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range s.Instances {
+	for _, in := range s.Region("us-east-1").Instances {
 		userData++
 		if strings.Contains(in.UserData, key) {
 			t.Errorf("the key is in the user-data of %s", in.ID)
@@ -254,7 +257,7 @@ func TestUserData(t *testing.T) {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
 	}
 	s := readFake(t, state)
-	main, worker := s.Instances[0], s.Instances[1]
+	main, worker := s.Region("us-east-1").Instances[0], s.Region("us-east-1").Instances[1]
 	sum, err := sha256File(filepath.Join(binDir, "worker"))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +289,7 @@ func TestUserData(t *testing.T) {
 			if spot != (flag(c.Args, "--count") == "4") {
 				t.Errorf("run-instances --count %s: spot %v (only workers are spot)", flag(c.Args, "--count"), spot)
 			}
-			if flag(c.Args, "--image-id") != "ami-0fake" || !strings.Contains(flag(c.Args, "--placement"), run1) {
+			if flag(c.Args, "--image-id") != "ami-0fakeus-east-1" || !strings.Contains(flag(c.Args, "--placement"), run1) {
 				t.Errorf("run-instances %q: want the SSM AMI and the placement group", c.Args)
 			}
 		}
