@@ -71,11 +71,10 @@ var launchOps = []string{
 }
 
 var teardownOps = []string{
-	"ec2 describe-instances", "ec2 terminate-instances", "ec2 wait",
-	"ec2 describe-security-groups", "ec2 delete-security-group",
-	"ec2 describe-placement-groups", "ec2 delete-placement-group",
-	"ssm describe-parameters", "ssm delete-parameter",
-	"iam list-role-tags", "s3 rm", "iam list-instance-profile-tags",
+	"iam list-role-tags", "ec2 describe-instances", "ec2 describe-security-groups",
+	"ec2 describe-placement-groups", "ssm describe-parameters", // nothing is deleted before it is all found
+	"ec2 terminate-instances", "ec2 wait", "ec2 delete-security-group", "ec2 delete-placement-group",
+	"ssm delete-parameter", "s3 rm", "iam list-instance-profile-tags",
 	"iam remove-role-from-instance-profile", "iam delete-instance-profile", "iam detach-role-policy",
 	"iam delete-role-policy", "iam delete-role",
 }

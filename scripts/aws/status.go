@@ -62,6 +62,13 @@ func status(ctx context.Context, e *env, n names) error {
 				}
 			}
 		}
+		if mainID == "" && len(di.Reservations) == 0 {
+			// Nothing here: the run may live in another region.
+			if _, region, err := roleTags(ctx, e, &n); err == nil && region != "" && region != e.region {
+				return fmt.Errorf("run %s has no instance in %s: it lives in %s (the tag %s of its IAM role):\n  go run ./scripts/aws status --run %s --region %s",
+					n.run, e.region, region, regionTag, n.run, region)
+			}
+		}
 		if mainID == "" {
 			fmt.Fprintln(e.stdout, "  no running main node: nothing more to ask")
 			return nil
