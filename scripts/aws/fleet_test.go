@@ -4,8 +4,11 @@ package main
 // network interfaces, a registering SSM agent, an SSH rule open to all.
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sketchcc/scripts/aws/internal/fakeaws"
 )
@@ -17,6 +20,17 @@ func launched(t *testing.T, extra ...string) {
 	if code, stdout, stderr := tool(t, "", launchArgs(binDir, stream, append([]string{"--yes"}, extra...)...)...); code != 0 {
 		t.Fatalf("launch: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+}
+
+// noPauses makes the tool's pauses return at once, and returns those it
+// asked for.
+func noPauses(t *testing.T) *[]time.Duration {
+	t.Helper()
+	var asked []time.Duration
+	was := pause
+	pause = func(ctx context.Context, d time.Duration) error { asked = append(asked, d); return ctx.Err() }
+	t.Cleanup(func() { pause = was })
+	return &asked
 }
 
 // editFake applies f to the fake's state.
@@ -74,4 +88,53 @@ func TestStatusOtherRegion(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "status --run "+run1+" --region us-east-1") {
 		t.Errorf("status in eu-west-1: exit %d, stdout %q, stderr %q; want exit 1 and the run's region", code, stdout, stderr)
 	}
+}
+
+// TestTeardownLateNetworkInterface: a security group still held by a
+// terminated instance's network interface for a while is retried, with
+// a growing and bounded back-off, and teardown finishes.
+func TestTeardownLateNetworkInterface(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	launched(t)
+	paused := noPauses(t)
+	editFake(t, state, func(s *fakeaws.State) { s.Lag = fakeaws.Lag{Shutdown: 3, ENI: 4} })
+	teardownRemovedAll(t, state)
+	if len(*paused) == 0 || len(*paused) > 4 {
+		t.Errorf("teardown paused %v; want a few retries", *paused)
+	}
+}
+
+// TestTeardownNetworkInterfaceNeverLetsGo: when the retries run out,
+// teardown deletes the rest, exits 1 and names what is left with the
+// command that finishes the job, which then does.
+func TestTeardownNetworkInterfaceNeverLetsGo(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	launched(t)
+	paused := noPauses(t)
+	editFake(t, state, func(s *fakeaws.State) { s.Lag = fakeaws.Lag{ENI: 1000} })
+	code, stdout, stderr := tool(t, "", "teardown", "--region", "us-east-1", "--run", run1)
+	finish := "go run ./scripts/aws teardown --run " + run1 + " --region us-east-1"
+	if code != 1 || !strings.Contains(stderr, "security group sg-") || !strings.Contains(stderr, finish) {
+		t.Errorf("teardown: exit %d, stdout %q, stderr %q; want exit 1, the security group left and %q", code, stdout, stderr, finish)
+	}
+	s := readFake(t, state)
+	for _, c := range s.Created {
+		kept := strings.HasPrefix(c, "security-group ") || c == "role "+run1 || c == "instance-profile "+run1 // the region's record
+		if !kept && !slices.Contains(s.Deleted, c) {
+			t.Errorf("teardown left %s, which it could delete", c)
+		}
+	}
+	var total time.Duration
+	for i, d := range *paused {
+		total += d
+		if d <= 0 || d > time.Minute || i > 0 && d < (*paused)[i-1] {
+			t.Errorf("pauses %v: want each in (0, 1m], none shorter than the one before", *paused)
+			break
+		}
+	}
+	if len(*paused) > 20 || total < time.Minute || total > 10*time.Minute {
+		t.Errorf("pauses %v, %v in all: want a bounded back-off of a few minutes", *paused, total)
+	}
+	editFake(t, state, func(s *fakeaws.State) { s.Lag = fakeaws.Lag{} })
+	teardownRemovedAll(t, state)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -59,14 +61,20 @@ func teardown(ctx context.Context, e *env, n names) error {
 	if err := deleteInstances(ctx, e, f.instances, note); err != nil {
 		return err
 	}
-	if err := deleteGroupsAndKey(ctx, e, f, note); err != nil {
+	left, err := deleteGroupsAndKey(ctx, e, f, note)
+	if err != nil {
 		return err
 	}
 	if err := deleteObjects(ctx, e, n, note); err != nil {
 		return err
 	}
-	if err := deleteIAM(ctx, e, n, f.role, note); err != nil {
-		return err
+	// While something of the run is left in the region, its role stays:
+	// it is free, and it records the region for the teardown that ends
+	// the job.
+	if len(left) == 0 {
+		if err := deleteIAM(ctx, e, n, f.role, note); err != nil {
+			return err
+		}
 	}
 	if e.dry {
 		return nil
@@ -78,6 +86,15 @@ func teardown(ctx context.Context, e *env, n names) error {
 	fmt.Fprintf(e.stdout, "Deleted from run %s:\n", n.run)
 	for _, d := range deleted {
 		fmt.Fprintln(e.stdout, "  "+d)
+	}
+	if len(left) > 0 {
+		var wait time.Duration
+		for _, d := range dependencyBackoff {
+			wait += d
+		}
+		return fmt.Errorf("teardown of run %s is not finished: after %v of retries these are still in use:\n  %s\n"+
+			"its IAM role and instance profile are kept until then (they cost nothing); in a few minutes, finish with:\n  go run ./scripts/aws teardown --run %s --region %s",
+			n.run, wait, strings.Join(left, "\n  "), n.run, e.region)
 	}
 	if !f.regional() && f.region == "" {
 		e.log.Warn("found no instance, group or parameter of the run in this region; if it was launched in another, tear it down there too", "region", e.region)
@@ -173,29 +190,73 @@ func deleteInstances(ctx context.Context, e *env, ids []string, note func(string
 	return nil
 }
 
-// deleteGroupsAndKey deletes the run's security and placement groups and
-// its key parameter.
-func deleteGroupsAndKey(ctx context.Context, e *env, f found, note func(string)) error {
-	a := e.aws
-	for _, g := range f.sgs {
-		if _, err := a.run(ctx, "ec2", "delete-security-group", "--group-id", g); err != nil && awsCode(err) != "InvalidGroup.NotFound" {
+// dependencyBackoff is the pause before each retry of a deletion that
+// something else still holds: a security group the network interface of
+// a just terminated instance still uses, a placement group EC2 still
+// counts it in. EC2 lets go within a minute or two; the pauses add up to
+// 4 min 29 s, and then teardown says what is left.
+var dependencyBackoff = []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 15 * time.Second,
+	30 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second,
+	30 * time.Second, 30 * time.Second}
+
+// pause waits d or until ctx is done; tests replace it.
+var pause = func(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// deleteRetrying makes a deletion call, again after each pause of
+// dependencyBackoff while AWS answers busy. It returns the last error.
+func deleteRetrying(ctx context.Context, e *env, busy string, args ...string) error {
+	for i := 0; ; i++ {
+		_, err := e.aws.run(ctx, args...)
+		if err == nil || awsCode(err) != busy || i == len(dependencyBackoff) {
 			return err
 		}
-		note("security group " + g)
+		e.log.Info("still in use; retrying", "call", args[1], "code", busy, "attempt", i+1, "wait", dependencyBackoff[i])
+		if err := pause(ctx, dependencyBackoff[i]); err != nil {
+			return err
+		}
+	}
+}
+
+// deleteGroupsAndKey deletes the run's security and placement groups and
+// its key parameter. It returns what is still held by another resource
+// after the retries.
+func deleteGroupsAndKey(ctx context.Context, e *env, f found, note func(string)) (left []string, err error) {
+	for _, g := range f.sgs {
+		err := deleteRetrying(ctx, e, "DependencyViolation", "ec2", "delete-security-group", "--group-id", g)
+		switch awsCode(err) {
+		case "DependencyViolation":
+			left = append(left, "security group "+g+" (a network interface still uses it)")
+		case "", "InvalidGroup.NotFound":
+			note("security group " + g)
+		default:
+			return left, err
+		}
 	}
 	for _, g := range f.pgs {
-		if _, err := a.run(ctx, "ec2", "delete-placement-group", "--group-name", g); err != nil && awsCode(err) != "InvalidPlacementGroup.Unknown" {
-			return err
+		err := deleteRetrying(ctx, e, "InvalidPlacementGroup.InUse", "ec2", "delete-placement-group", "--group-name", g)
+		switch awsCode(err) {
+		case "InvalidPlacementGroup.InUse":
+			left = append(left, "placement group "+g+" (EC2 still counts an instance in it)")
+		case "", "InvalidPlacementGroup.Unknown":
+			note("placement group " + g)
+		default:
+			return left, err
 		}
-		note("placement group " + g)
 	}
 	for _, p := range f.params {
-		if _, err := a.run(ctx, "ssm", "delete-parameter", "--name", p); err != nil && awsCode(err) != "ParameterNotFound" {
-			return err
+		if _, err := e.aws.run(ctx, "ssm", "delete-parameter", "--name", p); err != nil && awsCode(err) != "ParameterNotFound" {
+			return left, err
 		}
 		note("parameter " + p)
 	}
-	return nil
+	return left, nil
 }
 
 // roleTags reports whether the IAM role named after the run exists and
