@@ -228,26 +228,24 @@ func deleteRetrying(ctx context.Context, e *env, busy string, args ...string) er
 // its key parameter. It returns what is still held by another resource
 // after the retries.
 func deleteGroupsAndKey(ctx context.Context, e *env, f found, note func(string)) (left []string, err error) {
-	for _, g := range f.sgs {
-		err := deleteRetrying(ctx, e, "DependencyViolation", "ec2", "delete-security-group", "--group-id", g)
-		switch awsCode(err) {
-		case "DependencyViolation":
-			left = append(left, "security group "+g+" (a network interface still uses it)")
-		case "", "InvalidGroup.NotFound":
-			note("security group " + g)
-		default:
-			return left, err
-		}
+	groups := []struct {
+		kind, idFlag, busy, gone, why string
+		ids                           []string
+	}{
+		{"security group", "--group-id", "DependencyViolation", "InvalidGroup.NotFound", "a network interface still uses it", f.sgs},
+		{"placement group", "--group-name", "InvalidPlacementGroup.InUse", "InvalidPlacementGroup.Unknown", "EC2 still counts an instance in it", f.pgs},
 	}
-	for _, g := range f.pgs {
-		err := deleteRetrying(ctx, e, "InvalidPlacementGroup.InUse", "ec2", "delete-placement-group", "--group-name", g)
-		switch awsCode(err) {
-		case "InvalidPlacementGroup.InUse":
-			left = append(left, "placement group "+g+" (EC2 still counts an instance in it)")
-		case "", "InvalidPlacementGroup.Unknown":
-			note("placement group " + g)
-		default:
-			return left, err
+	for _, k := range groups {
+		for _, g := range k.ids {
+			err := deleteRetrying(ctx, e, k.busy, "ec2", "delete-"+strings.ReplaceAll(k.kind, " ", "-"), k.idFlag, g)
+			switch {
+			case err == nil || awsCode(err) == k.gone:
+				note(k.kind + " " + g)
+			case awsCode(err) == k.busy:
+				left = append(left, k.kind+" "+g+" ("+k.why+")")
+			default:
+				return left, err
+			}
 		}
 	}
 	for _, p := range f.params {
