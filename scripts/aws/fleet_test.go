@@ -138,3 +138,32 @@ func TestTeardownNetworkInterfaceNeverLetsGo(t *testing.T) {
 	editFake(t, state, func(s *fakeaws.State) { s.Lag = fakeaws.Lag{} })
 	teardownRemovedAll(t, state)
 }
+
+// TestStatusRightAfterLaunch: status waits, bounded, while the main
+// node's SSM agent registers, then asks it; if the agent takes longer,
+// status says the instances are still starting and when to try again.
+func TestStatusRightAfterLaunch(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	launched(t)
+	paused := noPauses(t)
+	editFake(t, state, func(s *fakeaws.State) { s.Lag.SSM = 8 })
+	code, stdout, stderr := tool(t, "", "status", "--region", "us-east-1", "--run", run1)
+	if code != 0 || !strings.Contains(stdout, "1000000 of 4000000 updates read") || len(*paused) == 0 {
+		t.Errorf("status while the agent registers: exit %d, %d pauses, stdout %q, stderr %q", code, len(*paused), stdout, stderr)
+	}
+
+	editFake(t, state, func(s *fakeaws.State) { s.Lag.SSM = 1000 })
+	*paused = nil
+	code, stdout, stderr = tool(t, "", "status", "--region", "us-east-1", "--run", run1, "--wait", "1m")
+	if code != 0 || !strings.Contains(stdout, "still starting") || !strings.Contains(stdout, "go run ./scripts/aws status --run "+run1+" --region us-east-1") ||
+		strings.Contains(stderr, "InvalidInstanceId") {
+		t.Errorf("status before the agent registers: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	var total time.Duration
+	for _, d := range *paused {
+		total += d
+	}
+	if total < 50*time.Second || total > time.Minute {
+		t.Errorf("status --wait 1m paused %v in all (%v)", total, *paused)
+	}
+}
