@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -165,5 +166,40 @@ func TestStatusRightAfterLaunch(t *testing.T) {
 	}
 	if total < 50*time.Second || total > time.Minute {
 		t.Errorf("status --wait 1m paused %v in all (%v)", total, *paused)
+	}
+}
+
+// TestSSHOpenToWorld: an SSH rule open to every address, IPv4 or IPv6, is
+// refused unless --ssh-from-anywhere says so; an IPv6 range becomes an
+// IPv6 rule; a malformed range is a usage error.
+func TestSSHOpenToWorld(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	binDir, stream := fakeBinaries(t)
+	for _, cidr := range []string{"0.0.0.0/0", "::/0", "10.1.2.3/0", "1.2.3", "2001:db8::/300"} {
+		code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes", "--ssh-key", "k", "--ssh-cidr", cidr)...)
+		want := "--ssh-from-anywhere"
+		if !strings.HasSuffix(cidr, "/0") {
+			want = "--ssh-cidr=" + cidr
+		}
+		if code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("--ssh-cidr %s: exit %d, stderr %q; want 2 and %q", cidr, code, stderr, want)
+		}
+	}
+	if s := readFake(t, state); len(s.Calls) != 0 {
+		t.Fatalf("refused launches made calls %q", ops(s.Calls))
+	}
+	for _, c := range []struct{ cidr, field string }{{"0.0.0.0/0", `"CidrIp":"0.0.0.0/0"`}, {"2001:db8::/64", `"CidrIpv6":"2001:db8::/64"`}} {
+		if err := os.WriteFile(state, nil, 0o600); err != nil { // a fresh account
+			t.Fatal(err)
+		}
+		code, _, stderr := tool(t, "", launchArgs(binDir, stream, "--yes", "--ssh-key", "k", "--ssh-cidr", c.cidr, "--ssh-from-anywhere")...)
+		if code != 0 {
+			t.Fatalf("--ssh-cidr %s --ssh-from-anywhere: exit %d\n%s", c.cidr, code, stderr)
+		}
+		for _, call := range readFake(t, state).Calls {
+			if call.Op() == "ec2 authorize-security-group-ingress" && !strings.Contains(flag(call.Args, "--ip-permissions"), c.field) {
+				t.Errorf("--ssh-cidr %s: ingress %s, want %s", c.cidr, flag(call.Args, "--ip-permissions"), c.field)
+			}
+		}
 	}
 }

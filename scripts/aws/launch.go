@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,7 +63,7 @@ func (n names) tagFilter() string { return "Name=tag:" + tagKey + ",Values=" + n
 type launchConfig struct {
 	fleet
 	run, bucket, stream, subnet, sshKey, sshCIDR, binDir, mainArgs string
-	yes                                                            bool
+	yes, sshAnywhere                                               bool
 }
 
 func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
@@ -76,7 +77,8 @@ func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
 	fs.StringVar(&c.mainArgs, "main-args", "", "extra main-node flags, e.g. '--queries 20'")
 	fs.StringVar(&c.binDir, "bin-dir", "", "directory holding linux/amd64 main-node, worker and streamtool (default: go build them)")
 	fs.StringVar(&c.sshKey, "ssh-key", "", "EC2 key pair name for SSH (default none: use aws ssm start-session)")
-	fs.StringVar(&c.sshCIDR, "ssh-cidr", "", "the only address range SSH is admitted from, e.g. your address/32 (needs --ssh-key)")
+	fs.StringVar(&c.sshCIDR, "ssh-cidr", "", "the only address range SSH is admitted from, e.g. your address/32 or an IPv6 /64 (needs --ssh-key)")
+	fs.BoolVar(&c.sshAnywhere, "ssh-from-anywhere", false, "allow an --ssh-cidr of 0.0.0.0/0 or ::/0: SSH open to the whole internet")
 	fs.BoolVar(&c.yes, "yes", false, "do not ask for confirmation after the cost estimate")
 	return func(ctx context.Context, e *env) error { return launch(ctx, e, c) }
 }
@@ -95,6 +97,11 @@ func (c *launchConfig) validate() error {
 	if (c.sshKey == "") != (c.sshCIDR == "") {
 		errs = append(errs, errors.New("give --ssh-key and --ssh-cidr together"))
 	}
+	if c.sshCIDR != "" {
+		if err := checkSSHRange(c.sshCIDR, c.sshAnywhere); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if strings.ContainsAny(c.mainArgs, "`$;&|<>\\'\"\n") {
 		errs = append(errs, fmt.Errorf("--main-args=%q: plain flags only, no shell syntax", c.mainArgs))
 	}
@@ -102,6 +109,19 @@ func (c *launchConfig) validate() error {
 		errs = append(errs, fmt.Errorf("--run=%q: want 1 to 48 letters, digits and dashes", c.run))
 	}
 	return errors.Join(errs...)
+}
+
+// checkSSHRange checks an --ssh-cidr: an IPv4 or IPv6 prefix, and not
+// every address unless anywhere is set.
+func checkSSHRange(cidr string, anywhere bool) error {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+		return fmt.Errorf("--ssh-cidr=%s: want an address range such as 203.0.113.7/32 or 2001:db8::/64", cidr)
+	}
+	if p.Bits() == 0 && !anywhere {
+		return fmt.Errorf("--ssh-cidr=%s admits SSH from every address on the internet: give your own address/32 (aws ssm start-session needs no SSH at all), or add --ssh-from-anywhere if you mean it", cidr)
+	}
+	return nil
 }
 
 func validRun(s string) bool {
@@ -401,8 +421,15 @@ func createGroups(ctx context.Context, e *env, c launchConfig, n names, vpc stri
 		{"IpProtocol": "tcp", "FromPort": mainMetricsPort, "ToPort": workerMetricsPort, "UserIdGroupPairs": self},
 	}
 	if c.sshCIDR != "" {
+		// validate has parsed it; EC2 wants the network address, and IPv6
+		// ranges in their own field.
+		p := netip.MustParsePrefix(c.sshCIDR).Masked()
+		ranges, key := "IpRanges", "CidrIp"
+		if p.Addr().Is6() {
+			ranges, key = "Ipv6Ranges", "CidrIpv6"
+		}
 		perms = append(perms, map[string]any{"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22,
-			"IpRanges": []map[string]string{{"CidrIp": c.sshCIDR, "Description": "SSH from the launcher"}}})
+			ranges: []map[string]string{{key: p.String(), "Description": "SSH from the launcher"}}})
 	}
 	if _, err := a.run(ctx, "ec2", "authorize-security-group-ingress", "--group-id", sg.GroupId,
 		"--ip-permissions", mustJSON(perms)); err != nil {
