@@ -203,3 +203,18 @@ func TestSSHOpenToWorld(t *testing.T) {
 		}
 	}
 }
+
+// TestSpotRequestsTagged: spot workers' requests carry the run's tag.
+func TestSpotRequestsTagged(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	launched(t, "--spot")
+	spot := readFake(t, state).Region("us-east-1").Spot
+	if len(spot) != 4 {
+		t.Fatalf("%d spot requests, want 4", len(spot))
+	}
+	for id, tags := range spot {
+		if tags[tagKey] != run1 {
+			t.Errorf("spot request %s has tags %v, want %s=%s", id, tags, tagKey, run1)
+		}
+	}
+}

@@ -512,7 +512,11 @@ func runInstances(ctx context.Context, e *env, ia instanceArgs, role, typ string
 		}
 	}
 	tags := []map[string]any{}
-	for _, rt := range []string{"instance", "volume"} {
+	types := []string{"instance", "volume"}
+	if spot {
+		types = append(types, "spot-instances-request")
+	}
+	for _, rt := range types {
 		tags = append(tags, map[string]any{"ResourceType": rt, "Tags": []map[string]string{
 			{"Key": tagKey, "Value": ia.n.run}, {"Key": "Name", "Value": ia.n.run + "-" + role}, {"Key": "sketchcc-role", "Value": role}}})
 	}
