@@ -424,7 +424,7 @@ func TestUsage(t *testing.T) {
 	f("want kron:SCALE", "launch", "--region", "r", "--bucket", "b", "--stream", "kron:99")
 	f("no shell syntax", "launch", "--region", "r", "--bucket", "b", "--stream", "kron:13", "--main-args", "--queries 2; rm -rf /")
 	f("--run", "teardown", "--region", "r")
-	if code, stdout, _ := tool(t, "", "cost", "--region", "r", "--workers", "16"); code != 0 || !strings.Contains(stdout, "$ 12.8240/h") {
+	if code, stdout, _ := tool(t, "", "cost", "--region", "r", "--workers", "16"); code != 0 || !strings.Contains(stdout, "$ 12.9090/h") || !strings.Contains(stdout, "public IPv4  17 × $0.005") {
 		t.Errorf("cost --workers 16: exit %d\n%s", code, stdout)
 	}
 	if code, stdout, _ := tool(t, "", "--version"); code != 0 || !strings.Contains(stdout, " go1.") {
