@@ -218,3 +218,17 @@ func TestSpotRequestsTagged(t *testing.T) {
 		}
 	}
 }
+
+// TestKronPasses: a kron:17 stream is generated in a few passes, as
+// results/lib.sh does it, not with the generator's small default.
+func TestKronPasses(t *testing.T) {
+	state := fakeAWSOnPath(t)
+	binDir, _ := fakeBinaries(t)
+	if code, _, stderr := tool(t, "", launchArgs(binDir, "kron:17", "--yes")...); code != 0 {
+		t.Fatalf("launch: exit %d\n%s", code, stderr)
+	}
+	main := readFake(t, state).Region("us-east-1").Instances[0].UserData
+	if !strings.Contains(main, "gen kron --scale 17 --seed 1 --no-cum --pass-updates 1073741824 ") {
+		t.Errorf("main node user-data does not generate kron17 in 5 passes:\n%s", main)
+	}
+}
