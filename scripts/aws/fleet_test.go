@@ -232,3 +232,30 @@ func TestKronPasses(t *testing.T) {
 		t.Errorf("main node user-data does not generate kron17 in 5 passes:\n%s", main)
 	}
 }
+
+// TestLaunchShowsSteps: launch says what it is doing before each slow
+// step, from building the binaries on.
+func TestLaunchShowsSteps(t *testing.T) {
+	fakeAWSOnPath(t)
+	binDir, stream := fakeBinaries(t)
+	goDir := t.TempDir()
+	if err := os.WriteFile(goDir+"/go", []byte("#!/bin/sh\necho 'fake go: cannot build' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", goDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	args := launchArgs(binDir, stream, "--yes")
+	code, stdout, _ := tool(t, "", slices.Delete(slices.Clone(args), slices.Index(args, "--bin-dir"), slices.Index(args, "--bin-dir")+2)...)
+	if code != 1 || !strings.Contains(stdout, "Building main-node, worker") {
+		t.Errorf("launch with a failing build: exit %d, stdout %q; want the build step shown before it", code, stdout)
+	}
+	code, stdout, _ = tool(t, "", args...)
+	last := -1
+	for _, want := range []string{"Uploading", "Storing the cluster key", "Creating the IAM role", "Creating the placement group",
+		"Starting the main node", "Starting 4 workers", "Waiting until the 5 instances run"} {
+		i := strings.Index(stdout, want)
+		if code != 0 || i < 0 || i < last {
+			t.Errorf("launch: exit %d, step %q at %d, after %d:\n%s", code, want, i, last, stdout)
+		}
+		last = i
+	}
+}

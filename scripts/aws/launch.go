@@ -41,6 +41,14 @@ var retryDelay = 5 * time.Second
 
 func usageErr(err error) error { return cli.Usage(err) }
 
+// step tells the user what launch does next, before a call that can take
+// a while; a dry run prints the calls themselves instead.
+func step(e *env, format string, args ...any) {
+	if !e.dry {
+		fmt.Fprintf(e.stdout, format+"\n", args...)
+	}
+}
+
 // names derives every name of run from its id.
 type names struct{ run, bucket string }
 
@@ -244,6 +252,7 @@ func binaries(ctx context.Context, e *env, dir string, streamtool bool) (map[str
 			}
 			return paths, cleanup, nil
 		}
+		step(e, "Building %s for linux/amd64 with go build (a minute or more the first time)…", strings.Join(want, ", "))
 		tmp, err := os.MkdirTemp("", "sketchcc-bin")
 		if err != nil {
 			return nil, nil, err
@@ -296,12 +305,15 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	if err != nil {
 		return err
 	}
+	step(e, "Storing the cluster key in SSM as %s…", n.keyParam())
 	if err := putKey(ctx, e, n); err != nil {
 		return err
 	}
+	step(e, "Creating the IAM role and instance profile %s…", n.run)
 	if err := createRole(ctx, e, n, at.account, src); err != nil {
 		return err
 	}
+	step(e, "Creating the placement group and the security group %s…", n.run)
 	sg, err := createGroups(ctx, e, c, n, at.vpc)
 	if err != nil {
 		return err
@@ -367,6 +379,7 @@ func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
 // with the checksums the instances verify. It returns the binaries and
 // the stream's S3 URI.
 func upload(ctx context.Context, e *env, n names, src streamSource, bins map[string]string) ([]binary, string, error) {
+	step(e, "Uploading the binaries%s to s3://%s/%s/…", map[bool]string{true: " and the stream"}[src.localPath != ""], n.bucket, n.prefix())
 	var uploaded []binary
 	for _, b := range []string{"main-node", "worker", "streamtool"} {
 		p, ok := bins[b]
@@ -462,6 +475,7 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 		// kron17 instead of the default's 34.
 		mainBoot.KronPass = strconv.Itoa(1 << 30)
 	}
+	step(e, "Starting the main node (%s)…", c.mainType)
 	mainIDs, mainIPs, err := runInstances(ctx, e, common, "main", c.mainType, 1, false, c.mainVolumeGiB, mainBoot)
 	if err != nil {
 		return "", "", err
@@ -473,6 +487,7 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 	workerBoot.MainAddr = fmt.Sprintf("%s:%d", mainIP, gossipPort)
 	ids := mainIDs
 	if c.workers > 0 {
+		step(e, "Starting %d workers (%s)…", c.workers, c.workerType)
 		workerIDs, _, err := runInstances(ctx, e, common, "worker", c.workerType, c.workers, c.spot, 0, workerBoot)
 		if err != nil {
 			return "", "", err
@@ -482,6 +497,7 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 	if e.dry {
 		ids = []string{"<instance ids>"}
 	}
+	step(e, "Waiting until the %d instances run…", len(ids))
 	if _, err := e.aws.run(ctx, append([]string{"ec2", "wait", "instance-running", "--instance-ids"}, ids...)...); err != nil {
 		return "", "", err
 	}
