@@ -57,7 +57,10 @@ func createRole(ctx context.Context, e *env, n names, account string, src stream
 		{"Effect": "Allow", "Action": "s3:GetObject", "Resource": read},
 		{"Effect": "Allow", "Action": "s3:PutObject", "Resource": "arn:aws:s3:::" + n.bucket + "/" + n.prefix() + "/out/*"},
 	}})
-	tags := []string{"--tags", "Key=" + tagKey + ",Value=" + n.run, "Key=sketchcc-bucket,Value=" + n.bucket}
+	// The role records where the run lives: teardown reads its bucket and
+	// refuses to delete anything from another region.
+	tags := []string{"--tags", "Key=" + tagKey + ",Value=" + n.run, "Key=" + bucketTag + ",Value=" + n.bucket,
+		"Key=" + regionTag + ",Value=" + e.region}
 	steps := [][]string{
 		append([]string{"iam", "create-role", "--role-name", n.run, "--assume-role-policy-document", trust}, tags...),
 		{"iam", "put-role-policy", "--role-name", n.run, "--policy-name", "sketchcc", "--policy-document", policy},

@@ -71,11 +71,10 @@ var launchOps = []string{
 }
 
 var teardownOps = []string{
-	"ec2 describe-instances", "ec2 terminate-instances", "ec2 wait",
-	"ec2 describe-security-groups", "ec2 delete-security-group",
-	"ec2 describe-placement-groups", "ec2 delete-placement-group",
-	"ssm describe-parameters", "ssm delete-parameter",
-	"iam list-role-tags", "s3 rm", "iam list-instance-profile-tags",
+	"iam list-role-tags", "ec2 describe-instances", "ec2 describe-security-groups",
+	"ec2 describe-placement-groups", "ssm describe-parameters", // nothing is deleted before it is all found
+	"ec2 terminate-instances", "ec2 wait", "ec2 delete-security-group", "ec2 delete-placement-group",
+	"ssm delete-parameter", "s3 rm", "iam list-instance-profile-tags",
 	"iam remove-role-from-instance-profile", "iam delete-instance-profile", "iam detach-role-policy",
 	"iam delete-role-policy", "iam delete-role",
 }
@@ -203,9 +202,12 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
 	}
 	s := readFake(t, state)
-	param := s.Params["/sketchcc/"+run1+"/cluster-key"]
-	key := param["Value"]
-	if len(key) != 44 || param[tagKey] != run1 {
+	param := s.Region("us-east-1").Params["/sketchcc/"+run1+"/cluster-key"]
+	if param == nil {
+		t.Fatalf("no key parameter in us-east-1")
+	}
+	key := param.Value
+	if len(key) != 44 || param.Tags[tagKey] != run1 {
 		t.Fatalf("key parameter %v: want a tagged base64 32-byte value", param)
 	}
 	userData := 0
@@ -229,7 +231,7 @@ func TestKeyNeverInArgumentsOrUserData(t *testing.T) {
 			}
 		}
 	}
-	for _, in := range s.Instances {
+	for _, in := range s.Region("us-east-1").Instances {
 		userData++
 		if strings.Contains(in.UserData, key) {
 			t.Errorf("the key is in the user-data of %s", in.ID)
@@ -254,7 +256,7 @@ func TestUserData(t *testing.T) {
 		t.Fatalf("launch: exit %d\n%s", code, stderr)
 	}
 	s := readFake(t, state)
-	main, worker := s.Instances[0], s.Instances[1]
+	main, worker := s.Region("us-east-1").Instances[0], s.Region("us-east-1").Instances[1]
 	sum, err := sha256File(filepath.Join(binDir, "worker"))
 	if err != nil {
 		t.Fatal(err)
@@ -286,7 +288,7 @@ func TestUserData(t *testing.T) {
 			if spot != (flag(c.Args, "--count") == "4") {
 				t.Errorf("run-instances --count %s: spot %v (only workers are spot)", flag(c.Args, "--count"), spot)
 			}
-			if flag(c.Args, "--image-id") != "ami-0fake" || !strings.Contains(flag(c.Args, "--placement"), run1) {
+			if flag(c.Args, "--image-id") != "ami-0fakeus-east-1" || !strings.Contains(flag(c.Args, "--placement"), run1) {
 				t.Errorf("run-instances %q: want the SSM AMI and the placement group", c.Args)
 			}
 		}
@@ -422,7 +424,7 @@ func TestUsage(t *testing.T) {
 	f("want kron:SCALE", "launch", "--region", "r", "--bucket", "b", "--stream", "kron:99")
 	f("no shell syntax", "launch", "--region", "r", "--bucket", "b", "--stream", "kron:13", "--main-args", "--queries 2; rm -rf /")
 	f("--run", "teardown", "--region", "r")
-	if code, stdout, _ := tool(t, "", "cost", "--region", "r", "--workers", "16"); code != 0 || !strings.Contains(stdout, "$ 12.8240/h") {
+	if code, stdout, _ := tool(t, "", "cost", "--region", "r", "--workers", "16"); code != 0 || !strings.Contains(stdout, "$ 12.9090/h") || !strings.Contains(stdout, "public IPv4  17 × $0.005") {
 		t.Errorf("cost --workers 16: exit %d\n%s", code, stdout)
 	}
 	if code, stdout, _ := tool(t, "", "--version"); code != 0 || !strings.Contains(stdout, " go1.") {

@@ -42,6 +42,12 @@ const (
 	hoursPerMonth   = 730
 )
 
+// publicIPv4PerHour is AWS's price of a public IPv4 address in US dollars
+// per hour (https://aws.amazon.com/vpc/pricing/, since 2024-02-01). Every
+// instance gets one: in a default VPC it is how the SSM agent and S3 are
+// reached without a NAT gateway, which would cost more.
+const publicIPv4PerHour = 0.005
+
 // fleet is what a cost estimate needs to know.
 type fleet struct {
 	mainType, workerType string
@@ -96,7 +102,8 @@ func printEstimate(w io.Writer, f fleet) float64 {
 		ebsH = (float64(f.mainVolumeGiB)*gp3PerGiBMonth + (mainIOPS-3000)*gp3PerIOPSMonth +
 			(mainThroughput-125)*gp3PerMBpsMonth) / hoursPerMonth
 	}
-	total := mainH + workerH + ebsH
+	ipH := publicIPv4PerHour * float64(f.workers+1)
+	total := mainH + workerH + ebsH + ipH
 	fmt.Fprintf(w, "Cost estimate (on-demand Linux list prices, %s, table dated %s):\n", priceRegion, priceDate)
 	fmt.Fprintf(w, "  main node   1 × %-13s $%8.4f/h\n", f.mainType, mainH)
 	fmt.Fprintf(w, "  workers   %3d × %-13s $%8.4f/h", f.workers, f.workerType, workerH)
@@ -109,6 +116,7 @@ func printEstimate(w io.Writer, f fleet) float64 {
 	} else {
 		fmt.Fprintln(w, "  EBS gp3     not counted: pass --main-volume-gib (launch sizes it from the stream: its GiB + 16, at least 30)")
 	}
+	fmt.Fprintf(w, "  public IPv4  %d × $%.3f (one per instance)  $%8.4f/h\n", f.workers+1, publicIPv4PerHour, ipH)
 	fmt.Fprintf(w, "  total                           $%8.4f/h, $%.2f for %.2g h (billed per second, 60 s minimum)\n", total, total*f.hours, f.hours)
 	fmt.Fprintln(w, "  not counted: S3 storage and requests, spot savings, data transfer out of the region")
 	return total

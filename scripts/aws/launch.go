@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,14 @@ var retryDelay = 5 * time.Second
 
 func usageErr(err error) error { return cli.Usage(err) }
 
+// step tells the user what launch does next, before a call that can take
+// a while; a dry run prints the calls themselves instead.
+func step(e *env, format string, args ...any) {
+	if !e.dry {
+		fmt.Fprintf(e.stdout, format+"\n", args...)
+	}
+}
+
 // names derives every name of run from its id.
 type names struct{ run, bucket string }
 
@@ -62,7 +71,7 @@ func (n names) tagFilter() string { return "Name=tag:" + tagKey + ",Values=" + n
 type launchConfig struct {
 	fleet
 	run, bucket, stream, subnet, sshKey, sshCIDR, binDir, mainArgs string
-	yes                                                            bool
+	yes, sshAnywhere                                               bool
 }
 
 func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
@@ -76,7 +85,8 @@ func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
 	fs.StringVar(&c.mainArgs, "main-args", "", "extra main-node flags, e.g. '--queries 20'")
 	fs.StringVar(&c.binDir, "bin-dir", "", "directory holding linux/amd64 main-node, worker and streamtool (default: go build them)")
 	fs.StringVar(&c.sshKey, "ssh-key", "", "EC2 key pair name for SSH (default none: use aws ssm start-session)")
-	fs.StringVar(&c.sshCIDR, "ssh-cidr", "", "the only address range SSH is admitted from, e.g. your address/32 (needs --ssh-key)")
+	fs.StringVar(&c.sshCIDR, "ssh-cidr", "", "the only address range SSH is admitted from, e.g. your address/32 or an IPv6 /64 (needs --ssh-key)")
+	fs.BoolVar(&c.sshAnywhere, "ssh-from-anywhere", false, "allow an --ssh-cidr of 0.0.0.0/0 or ::/0: SSH open to the whole internet")
 	fs.BoolVar(&c.yes, "yes", false, "do not ask for confirmation after the cost estimate")
 	return func(ctx context.Context, e *env) error { return launch(ctx, e, c) }
 }
@@ -95,6 +105,11 @@ func (c *launchConfig) validate() error {
 	if (c.sshKey == "") != (c.sshCIDR == "") {
 		errs = append(errs, errors.New("give --ssh-key and --ssh-cidr together"))
 	}
+	if c.sshCIDR != "" {
+		if err := checkSSHRange(c.sshCIDR, c.sshAnywhere); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if strings.ContainsAny(c.mainArgs, "`$;&|<>\\'\"\n") {
 		errs = append(errs, fmt.Errorf("--main-args=%q: plain flags only, no shell syntax", c.mainArgs))
 	}
@@ -102,6 +117,19 @@ func (c *launchConfig) validate() error {
 		errs = append(errs, fmt.Errorf("--run=%q: want 1 to 48 letters, digits and dashes", c.run))
 	}
 	return errors.Join(errs...)
+}
+
+// checkSSHRange checks an --ssh-cidr: an IPv4 or IPv6 prefix, and not
+// every address unless anywhere is set.
+func checkSSHRange(cidr string, anywhere bool) error {
+	p, err := netip.ParsePrefix(cidr)
+	if err != nil || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+		return fmt.Errorf("--ssh-cidr=%s: want an address range such as 203.0.113.7/32 or 2001:db8::/64", cidr)
+	}
+	if p.Bits() == 0 && !anywhere {
+		return fmt.Errorf("--ssh-cidr=%s admits SSH from every address on the internet: give your own address/32 (aws ssm start-session needs no SSH at all), or add --ssh-from-anywhere if you mean it", cidr)
+	}
+	return nil
 }
 
 func validRun(s string) bool {
@@ -224,6 +252,7 @@ func binaries(ctx context.Context, e *env, dir string, streamtool bool) (map[str
 			}
 			return paths, cleanup, nil
 		}
+		step(e, "Building %s for linux/amd64 with go build (a minute or more the first time)…", strings.Join(want, ", "))
 		tmp, err := os.MkdirTemp("", "sketchcc-bin")
 		if err != nil {
 			return nil, nil, err
@@ -276,12 +305,15 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	if err != nil {
 		return err
 	}
+	step(e, "Storing the cluster key in SSM as %s…", n.keyParam())
 	if err := putKey(ctx, e, n); err != nil {
 		return err
 	}
+	step(e, "Creating the IAM role and instance profile %s…", n.run)
 	if err := createRole(ctx, e, n, at.account, src); err != nil {
 		return err
 	}
+	step(e, "Creating the placement group and the security group %s…", n.run)
 	sg, err := createGroups(ctx, e, c, n, at.vpc)
 	if err != nil {
 		return err
@@ -347,6 +379,7 @@ func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
 // with the checksums the instances verify. It returns the binaries and
 // the stream's S3 URI.
 func upload(ctx context.Context, e *env, n names, src streamSource, bins map[string]string) ([]binary, string, error) {
+	step(e, "Uploading the binaries%s to s3://%s/%s/…", map[bool]string{true: " and the stream"}[src.localPath != ""], n.bucket, n.prefix())
 	var uploaded []binary
 	for _, b := range []string{"main-node", "worker", "streamtool"} {
 		p, ok := bins[b]
@@ -401,8 +434,15 @@ func createGroups(ctx context.Context, e *env, c launchConfig, n names, vpc stri
 		{"IpProtocol": "tcp", "FromPort": mainMetricsPort, "ToPort": workerMetricsPort, "UserIdGroupPairs": self},
 	}
 	if c.sshCIDR != "" {
+		// validate has parsed it; EC2 wants the network address, and IPv6
+		// ranges in their own field.
+		p := netip.MustParsePrefix(c.sshCIDR).Masked()
+		ranges, key := "IpRanges", "CidrIp"
+		if p.Addr().Is6() {
+			ranges, key = "Ipv6Ranges", "CidrIpv6"
+		}
 		perms = append(perms, map[string]any{"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22,
-			"IpRanges": []map[string]string{{"CidrIp": c.sshCIDR, "Description": "SSH from the launcher"}}})
+			ranges: []map[string]string{{key: p.String(), "Description": "SSH from the launcher"}}})
 	}
 	if _, err := a.run(ctx, "ec2", "authorize-security-group-ingress", "--group-id", sg.GroupId,
 		"--ip-permissions", mustJSON(perms)); err != nil {
@@ -430,6 +470,12 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 	if src.kronScale > 0 {
 		mainBoot.KronScale = strconv.Itoa(src.kronScale)
 	}
+	if src.kronScale >= 16 {
+		// As results/lib.sh: 2^30 updates (8 GiB) a pass, 5 passes for
+		// kron17 instead of the default's 34.
+		mainBoot.KronPass = strconv.Itoa(1 << 30)
+	}
+	step(e, "Starting the main node (%s)…", c.mainType)
 	mainIDs, mainIPs, err := runInstances(ctx, e, common, "main", c.mainType, 1, false, c.mainVolumeGiB, mainBoot)
 	if err != nil {
 		return "", "", err
@@ -441,6 +487,7 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 	workerBoot.MainAddr = fmt.Sprintf("%s:%d", mainIP, gossipPort)
 	ids := mainIDs
 	if c.workers > 0 {
+		step(e, "Starting %d workers (%s)…", c.workers, c.workerType)
 		workerIDs, _, err := runInstances(ctx, e, common, "worker", c.workerType, c.workers, c.spot, 0, workerBoot)
 		if err != nil {
 			return "", "", err
@@ -450,6 +497,7 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 	if e.dry {
 		ids = []string{"<instance ids>"}
 	}
+	step(e, "Waiting until the %d instances run…", len(ids))
 	if _, err := e.aws.run(ctx, append([]string{"ec2", "wait", "instance-running", "--instance-ids"}, ids...)...); err != nil {
 		return "", "", err
 	}
@@ -485,7 +533,11 @@ func runInstances(ctx context.Context, e *env, ia instanceArgs, role, typ string
 		}
 	}
 	tags := []map[string]any{}
-	for _, rt := range []string{"instance", "volume"} {
+	types := []string{"instance", "volume"}
+	if spot {
+		types = append(types, "spot-instances-request")
+	}
+	for _, rt := range types {
 		tags = append(tags, map[string]any{"ResourceType": rt, "Tags": []map[string]string{
 			{"Key": tagKey, "Value": ia.n.run}, {"Key": "Name", "Value": ia.n.run + "-" + role}, {"Key": "sketchcc-role", "Value": role}}})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,12 +15,14 @@ import (
 
 func setupStatus(fs *pflag.FlagSet) func(context.Context, *env) error {
 	var run string
+	var wait time.Duration
 	fs.StringVar(&run, "run", "", "run id printed by launch (required)")
+	fs.DurationVar(&wait, "wait", 3*time.Minute, "how long to wait for the main node's SSM agent to register (a minute or two after launch)")
 	return func(ctx context.Context, e *env) error {
 		if !validRun(run) {
 			return usageErr(fmt.Errorf("--run=%q: want the run id printed by launch", run))
 		}
-		return status(ctx, e, names{run: run})
+		return status(ctx, e, names{run: run}, wait)
 	}
 }
 
@@ -41,7 +44,7 @@ func (in instance) tag(k string) string {
 // status prints the run's instances, then asks the main node, through SSM
 // Run Command, for the lines of its metrics endpoint that say which
 // workers are connected and how far ingestion is.
-func status(ctx context.Context, e *env, n names) error {
+func status(ctx context.Context, e *env, n names, wait time.Duration) error {
 	a := e.aws
 	var di struct {
 		Reservations []struct{ Instances []instance }
@@ -62,6 +65,13 @@ func status(ctx context.Context, e *env, n names) error {
 				}
 			}
 		}
+		if mainID == "" && len(di.Reservations) == 0 {
+			// Nothing here: the run may live in another region.
+			if _, region, err := roleTags(ctx, e, &n); err == nil && region != "" && region != e.region {
+				return fmt.Errorf("run %s has no instance in %s: it lives in %s (the tag %s of its IAM role):\n  go run ./scripts/aws status --run %s --region %s",
+					n.run, e.region, region, regionTag, n.run, region)
+			}
+		}
 		if mainID == "" {
 			fmt.Fprintln(e.stdout, "  no running main node: nothing more to ask")
 			return nil
@@ -70,15 +80,16 @@ func status(ctx context.Context, e *env, n names) error {
 	script := fmt.Sprintf("curl -sf localhost:%d/metrics | grep -E '^sketchcc_(workers_connected|worker_connected|updates_read_total|stream_updates) '; "+
 		"echo \"main-node service: $(systemctl is-active sketchcc-main.service)\"; "+
 		"echo \"stream staged: $(stat -c %%s /data/stream.bin 2>/dev/null || echo 0) bytes\"", mainMetricsPort)
-	var sent struct{ Command struct{ CommandId string } }
-	if err := a.runJSON(ctx, &sent, "ssm", "send-command", "--document-name", "AWS-RunShellScript",
+	cmdID, err := sendWhenManaged(ctx, e, mainID, wait, "ssm", "send-command", "--document-name", "AWS-RunShellScript",
 		"--instance-ids", mainID, "--comment", "sketchcc status "+n.run,
-		"--parameters", mustJSON(map[string][]string{"commands": {script}})); err != nil {
+		"--parameters", mustJSON(map[string][]string{"commands": {script}}))
+	if err != nil {
 		return err
 	}
-	cmdID := sent.Command.CommandId
-	if e.dry {
-		cmdID = "<command id>"
+	if cmdID == "" {
+		fmt.Fprintf(e.stdout, "Main node %s: still starting (its SSM agent has not registered after %v; that takes a minute or two after launch).\n"+
+			"Try again in a minute:\n  go run ./scripts/aws status --run %s --region %s\n", mainID, wait, n.run, e.region)
+		return nil
 	}
 	if _, err := a.run(ctx, "ssm", "wait", "command-executed", "--command-id", cmdID, "--instance-id", mainID); err != nil {
 		return err
@@ -91,6 +102,52 @@ func status(ctx context.Context, e *env, n names) error {
 		printProgress(e, inv.StandardOutputContent)
 	}
 	return nil
+}
+
+// ssmPoll is the pause between two looks at whether an instance's SSM
+// agent has registered.
+const ssmPoll = 10 * time.Second
+
+// sendWhenManaged makes the send-command call send once the SSM agent of
+// instance id has registered, looking every ssmPoll for at most wait. It
+// returns the command's id, or "" if the agent is not there in time.
+func sendWhenManaged(ctx context.Context, e *env, id string, wait time.Duration, send ...string) (string, error) {
+	if e.dry {
+		_, err := e.aws.run(ctx, "ssm", "describe-instance-information", "--filters", "Key=InstanceIds,Values="+id)
+		if err == nil {
+			_, err = e.aws.run(ctx, send...)
+		}
+		return "<command id>", err
+	}
+	for polls := int(wait / ssmPoll); ; polls-- {
+		var info struct {
+			InstanceInformationList []struct{ InstanceId, PingStatus string }
+		}
+		err := e.aws.runJSON(ctx, &info, "ssm", "describe-instance-information", "--filters", "Key=InstanceIds,Values="+id)
+		if err != nil && awsCode(err) != "InvalidInstanceId" {
+			return "", err
+		}
+		if slices.ContainsFunc(info.InstanceInformationList, func(i struct{ InstanceId, PingStatus string }) bool {
+			return i.InstanceId == id && i.PingStatus == "Online"
+		}) {
+			// Registered, but SSM can still refuse it for a moment.
+			var sent struct{ Command struct{ CommandId string } }
+			err := e.aws.runJSON(ctx, &sent, send...)
+			if err == nil {
+				return sent.Command.CommandId, nil
+			}
+			if awsCode(err) != "InvalidInstanceId" {
+				return "", err
+			}
+		}
+		if polls <= 0 {
+			return "", nil
+		}
+		e.log.Info("waiting for the main node's SSM agent to register", "instance", id)
+		if err := pause(ctx, ssmPoll); err != nil {
+			return "", err
+		}
+	}
 }
 
 // printProgress summarises the main node's metrics lines: workers

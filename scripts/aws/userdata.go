@@ -32,6 +32,8 @@ type bootConfig struct {
 	MainAddr string
 	// Main node only.
 	StreamURI, KronScale, Workers, OutPrefix, MainArgs string
+	// KronPass is the generator's --pass-updates, "" for its default.
+	KronPass string
 }
 
 var bootTemplate = template.Must(template.New("boot").Funcs(bootFuncs).Parse(`#cloud-config
@@ -65,7 +67,7 @@ write_files:
 {{- else}}
       install -d /data /var/lib/sketchcc
 {{- if .KronScale}}
-      /usr/local/bin/streamtool gen kron --scale {{.KronScale}} --seed 1 --no-cum -o /data/stream.bin
+      /usr/local/bin/streamtool gen kron --scale {{.KronScale}} --seed 1 --no-cum{{if .KronPass}} --pass-updates {{.KronPass}}{{end}} -o /data/stream.bin
 {{- else}}
       aws s3 cp --only-show-errors {{q .StreamURI}} /data/stream.bin
 {{- end}}

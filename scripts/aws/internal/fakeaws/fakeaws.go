@@ -1,8 +1,25 @@
 // Package fakeaws is a fake aws command for the tests of scripts/aws: it
 // records every call (its arguments, and the contents and permission bits
 // of the file:// arguments it read) in a JSON state file named by
-// $SKETCHCC_FAKE_AWS, and keeps a small model of the resources the calls
-// create and delete, answering with canned JSON shaped like the AWS CLI's.
+// $SKETCHCC_FAKE_AWS, and keeps a model of the resources the calls create
+// and delete, answering in the AWS CLI v2's shapes, error texts and exit
+// statuses.
+//
+// The model follows what a real account does where scripts/aws can go
+// wrong:
+//   - EC2 and SSM state is per region (the --region of each call); IAM and
+//     S3 are global. An id from another region is not found.
+//   - Tags are kept and returned as they were given.
+//   - Time is the number of calls answered so far (Clock). A terminated
+//     instance is shutting-down for Lag.Shutdown calls, then its network
+//     interface holds its security group for Lag.ENI more calls
+//     ("DependencyViolation"); a new instance's SSM agent registers Lag.SSM
+//     calls after launch (until then send-command answers
+//     "InvalidInstanceId"). The waiters advance the clock as the real ones
+//     poll, and give up after as many polls as the real ones.
+//   - NoCapacity makes run-instances fail with "InsufficientInstanceCapacity"
+//     in the zones it names.
+//
 // The command is fakeaws/aws; the tests build it once and put it on PATH.
 package fakeaws
 
@@ -11,6 +28,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -19,11 +37,15 @@ import (
 // tagKey is scripts/aws's run tag.
 const tagKey = "sketchcc-run"
 
+// Account is the account id the fake answers for.
+const Account = "123456789012"
+
 // Call is one recorded call.
 type Call struct {
-	Args  []string          // without --region and --output
-	Files map[string]string // file:// argument → its contents
-	Modes map[string]uint32 // file:// argument → its permission bits
+	Args   []string          // without --region and --output
+	Region string            // the --region of the call
+	Files  map[string]string // file:// argument → its contents
+	Modes  map[string]uint32 // file:// argument → its permission bits
 }
 
 // Op returns "service operation", e.g. "ec2 run-instances".
@@ -31,8 +53,12 @@ func (c Call) Op() string { return c.Args[0] + " " + c.Args[1] }
 
 // Instance is an EC2 instance of the model.
 type Instance struct {
-	ID, Type, IP, State, UserData string
-	Tags                          map[string]string
+	ID, Type, IP, Zone, State, UserData string
+	SG, PG, SpotRequest                 string
+	Tags                                map[string]string
+	// Started and Terminated are the clock of its launch and of its
+	// terminate-instances call (0: not terminated).
+	Started, Terminated int
 }
 
 // Role is an IAM role of the model.
@@ -48,6 +74,28 @@ type Profile struct {
 	Tags  map[string]string
 }
 
+// Param is an SSM parameter of the model.
+type Param struct {
+	Value string
+	Tags  map[string]string
+}
+
+// Region is the EC2 and SSM state of one region.
+type Region struct {
+	Instances []*Instance
+	SGs       map[string]map[string]string // security group id → its tags
+	PGs       map[string]map[string]string // placement group name → its tags
+	Params    map[string]*Param
+	Spot      map[string]map[string]string // spot request id → its tags
+}
+
+// Lag is how many calls the eventually consistent parts of AWS take.
+type Lag struct {
+	Shutdown int // from terminate-instances to terminated
+	ENI      int // from terminated to the network interface releasing its security group
+	SSM      int // from run-instances to the SSM agent's registration
+}
+
 // Failure makes the calls Op ("service op") fail with the AWS error code
 // Code (default "UnauthorizedOperation") and message Message (default
 // "fake"); Times > 0 makes them fail only that many more times.
@@ -58,26 +106,25 @@ type Failure struct {
 
 // State is the whole fake: the calls so far and the resources that exist.
 type State struct {
-	Calls     []Call
-	Instances []*Instance
-	SGs       map[string]string // id → run tag
-	PGs       map[string]string // name → run tag
-	Params    map[string]map[string]string
-	Roles     map[string]*Role
-	Profiles  map[string]*Profile
+	Calls    []Call
+	Regions  map[string]*Region
+	Roles    map[string]*Role
+	Profiles map[string]*Profile
 	// Objects holds each S3 object, with the number of listings that
 	// will still miss it (a result that is not there yet).
-	Objects map[string]int
-	Created []string // "kind name", in order
-	Deleted []string
-	Fail    Failure
-	N       int // the last id handed out
+	Objects    map[string]int
+	Created    []string // "kind name", in order
+	Deleted    []string
+	Fail       Failure
+	N          int // the last id handed out
+	Clock      int // calls answered so far, and the waiters' polls
+	Lag        Lag
+	NoCapacity []string // zones without capacity for any instance type
 }
 
 // Load reads the state file at path; an empty file is a fresh state.
 func Load(path string) (*State, error) {
-	s := &State{SGs: map[string]string{}, PGs: map[string]string{}, Params: map[string]map[string]string{},
-		Roles: map[string]*Role{}, Profiles: map[string]*Profile{}, Objects: map[string]int{}}
+	s := &State{Regions: map[string]*Region{}, Roles: map[string]*Role{}, Profiles: map[string]*Profile{}, Objects: map[string]int{}}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -97,6 +144,17 @@ func (s *State) Save(path string) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o600)
+}
+
+// Region returns the state of region name, empty if nothing was made there.
+func (s *State) Region(name string) *Region {
+	r := s.Regions[name]
+	if r == nil {
+		r = &Region{SGs: map[string]map[string]string{}, PGs: map[string]map[string]string{},
+			Params: map[string]*Param{}, Spot: map[string]map[string]string{}}
+		s.Regions[name] = r
+	}
+	return r
 }
 
 // Flag returns the value after name in args, or "".
@@ -124,29 +182,6 @@ func flagList(args []string, name string) []string {
 	return vs
 }
 
-// tagSpecTags reads --tag-specifications' tags of the first resource type.
-func tagSpecTags(args []string) map[string]string {
-	var specs []struct{ Tags []struct{ Key, Value string } }
-	json.Unmarshal([]byte(Flag(args, "--tag-specifications")), &specs)
-	tags := map[string]string{}
-	if len(specs) > 0 {
-		for _, t := range specs[0].Tags {
-			tags[t.Key] = t.Value
-		}
-	}
-	return tags
-}
-
-// iamTags reads --tags Key=k,Value=v … into a map.
-func iamTags(args []string) map[string]string {
-	tags := map[string]string{}
-	for _, t := range flagList(args, "--tags") {
-		k, v, _ := strings.Cut(strings.TrimPrefix(t, "Key="), ",Value=")
-		tags[k] = v
-	}
-	return tags
-}
-
 // filterValues reads Name=N,Values=a,b filters into N → values.
 func filterValues(args []string, flagName string) map[string][]string {
 	m := map[string][]string{}
@@ -165,10 +200,43 @@ func filterValues(args []string, flagName string) map[string][]string {
 	return m
 }
 
+// apiError is a failed call: the exit status and what the AWS CLI prints.
+type apiError struct {
+	status        int
+	code, message string
+}
+
+// awsErr is an error the service returned (exit status 254).
+func awsErr(code, format string, args ...any) *apiError {
+	return &apiError{status: 254, code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// waiterErr is a waiter that gave up (exit status 255).
+func waiterErr(name, why string) *apiError {
+	return &apiError{status: 255, message: "Waiter " + name + " failed: " + why}
+}
+
+// unknown is the answer to a call the fake does not model.
+func unknown() (any, *apiError) {
+	return nil, &apiError{status: 252, message: "fake aws: a call it does not model"}
+}
+
+// operationName spells a CLI operation as the API does:
+// delete-security-group → "DeleteSecurityGroup".
+func operationName(op string) string {
+	var b strings.Builder
+	for w := range strings.SplitSeq(op, "-") {
+		if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	return b.String()
+}
+
 // Run answers one aws call: args are the command line after "aws". It
-// returns the exit status: 0, 254 for an AWS error (the message names its
-// code, as the AWS CLI does), 252 for a call it does not know or a bad
-// argument, 255 for a broken state file.
+// returns the AWS CLI's exit status: 0, 254 for an error the service
+// returned, 255 for a waiter that gave up or a broken state file, 252 for
+// a call it does not model or a bad argument.
 func Run(statePath string, args []string, stdout, stderr io.Writer) int {
 	s, err := Load(statePath)
 	if err != nil {
@@ -180,9 +248,8 @@ func Run(statePath string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fake aws: call without --region R --output json: %q\n", args)
 		return 252
 	}
-	args = args[:len(args)-4]
-	call := Call{Args: args, Files: map[string]string{}, Modes: map[string]uint32{}}
-	for _, a := range args {
+	call := Call{Args: args[:len(args)-4], Region: args[len(args)-3], Files: map[string]string{}, Modes: map[string]uint32{}}
+	for _, a := range call.Args {
 		if p, ok := strings.CutPrefix(a, "file://"); ok {
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -194,17 +261,19 @@ func Run(statePath string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	s.Calls = append(s.Calls, call)
-	out, code, msg := s.answer(call)
+	s.Clock++
+	out, fail := s.answer(call)
 	if err := s.Save(statePath); err != nil {
 		fmt.Fprintln(stderr, "fake aws:", err)
 		return 255
 	}
-	if code != 0 {
-		if !strings.Contains(msg, ") when calling") {
-			msg += ") when calling the " + call.Args[1] + " operation: fake"
+	if fail != nil {
+		if fail.code != "" {
+			fmt.Fprintf(stderr, "\nAn error occurred (%s) when calling the %s operation: %s\n", fail.code, operationName(call.Args[1]), fail.message)
+		} else {
+			fmt.Fprintf(stderr, "\n%s\n", fail.message)
 		}
-		fmt.Fprintf(stderr, "\nAn error occurred (%s\n", msg)
-		return code
+		return fail.status
 	}
 	if out != nil {
 		b, _ := json.Marshal(out)
@@ -215,25 +284,20 @@ func Run(statePath string, args []string, stdout, stderr io.Writer) int {
 
 type obj = map[string]any
 
-// unknown is the answer to a call the fake does not know.
-func unknown() (any, int, string) { return nil, 252, "FakeUnknownCall" }
-
-// answer applies one call to the model: its JSON answer, or an exit
-// status and an AWS error code.
-func (s *State) answer(c Call) (any, int, string) {
+// answer applies one call to the model: its JSON answer, or its failure.
+func (s *State) answer(c Call) (any, *apiError) {
 	if c.Op() == s.Fail.Op {
 		if s.Fail.Times > 0 {
 			if s.Fail.Times--; s.Fail.Times == 0 {
 				s.Fail.Op = ""
 			}
 		}
-		code := cmp.Or(s.Fail.Code, "UnauthorizedOperation")
-		return nil, 254, code + ") when calling the " + c.Args[1] + " operation: " + cmp.Or(s.Fail.Message, "fake")
+		return nil, awsErr(cmp.Or(s.Fail.Code, "UnauthorizedOperation"), "%s", cmp.Or(s.Fail.Message, "fake"))
 	}
 	switch c.Args[0] {
 	case "sts":
 		if c.Args[1] == "get-caller-identity" {
-			return obj{"Account": "123456789012"}, 0, ""
+			return obj{"Account": Account, "UserId": "AIDAFAKE", "Arn": "arn:aws:iam::" + Account + ":user/fake"}, nil
 		}
 	case "s3", "s3api":
 		return s.answerS3(c)
@@ -256,280 +320,12 @@ func (s *State) newID(prefix string) string {
 	return fmt.Sprintf("%s-%04d", prefix, s.N)
 }
 
-func (s *State) answerS3(c Call) (any, int, string) {
-	a := c.Args
-	switch c.Op() {
-	case "s3 cp":
-		src, dst := a[len(a)-2], a[len(a)-1]
-		if strings.HasPrefix(dst, "s3://") {
-			s.Objects[dst] = 0
-			s.Created = append(s.Created, "object "+dst)
-			return nil, 0, ""
-		}
-		if _, ok := s.Objects[src]; !ok {
-			return nil, 1, "404"
-		}
-		os.WriteFile(dst, []byte(`{"components": 101}`+"\n"), 0o644)
-		return nil, 0, ""
-	case "s3 rm":
-		prefix := a[len(a)-1]
-		for o := range s.Objects {
-			if strings.HasPrefix(o, prefix) {
-				delete(s.Objects, o)
-				s.Deleted = append(s.Deleted, "object "+o)
-			}
-		}
-		return nil, 0, ""
-	case "s3api head-object":
-		return obj{"ContentLength": 158 << 20}, 0, ""
-	case "s3api list-objects-v2":
-		bucket := "s3://" + Flag(a, "--bucket") + "/"
-		var cs []obj
-		for o, missed := range s.Objects {
-			if missed > 0 {
-				s.Objects[o]--
-				continue
-			}
-			if key, ok := strings.CutPrefix(o, bucket); ok && strings.HasPrefix(key, Flag(a, "--prefix")) {
-				cs = append(cs, obj{"Key": key})
-			}
-		}
-		return obj{"Contents": cs}, 0, ""
-	}
-	return unknown()
-}
-
-func (s *State) answerSSM(c Call) (any, int, string) {
-	a := c.Args
-	switch c.Args[1] {
-	case "get-parameters":
-		return obj{"Parameters": []obj{{"Name": Flag(a, "--names"), "Value": "ami-0fake"}}}, 0, ""
-	case "put-parameter":
-		var in struct {
-			Name, Value, Type string
-			Tags              []struct{ Key, Value string }
-		}
-		for _, f := range c.Files {
-			json.Unmarshal([]byte(f), &in)
-		}
-		if in.Type != "SecureString" || in.Name == "" || len(in.Tags) == 0 {
-			return nil, 252, "ValidationException"
-		}
-		s.Params[in.Name] = map[string]string{"Value": in.Value, in.Tags[0].Key: in.Tags[0].Value}
-		s.Created = append(s.Created, "parameter "+in.Name)
-		return obj{"Version": 1, "Tier": "Standard"}, 0, ""
-	case "describe-parameters":
-		f := filterValues(a, "--parameter-filters")
-		var ps []obj
-		for name, p := range s.Params {
-			for k, v := range f {
-				if t, ok := strings.CutPrefix(k, "tag:"); ok && slices.Contains(v, p[t]) {
-					ps = append(ps, obj{"Name": name})
-				}
-			}
-		}
-		return obj{"Parameters": ps}, 0, ""
-	case "delete-parameter":
-		if _, ok := s.Params[Flag(a, "--name")]; !ok {
-			return nil, 254, "ParameterNotFound"
-		}
-		delete(s.Params, Flag(a, "--name"))
-		s.Deleted = append(s.Deleted, "parameter "+Flag(a, "--name"))
-		return obj{}, 0, ""
-	case "wait":
-		return nil, 0, ""
-	case "send-command":
-		return obj{"Command": obj{"CommandId": "cmd-0fake"}}, 0, ""
-	case "get-command-invocation":
-		return obj{"StandardOutputContent": "sketchcc_stream_updates 4e+06\nsketchcc_updates_read_total 1e+06\n" +
-			"sketchcc_worker_connected{worker=\"w1\"} 1\nsketchcc_worker_connected{worker=\"w2\"} 0\nsketchcc_workers_connected 1\nmain-node service: activating\n"}, 0, ""
-	}
-	return unknown()
-}
-
-// answerRole answers the iam calls on roles, and iam wait.
-func (s *State) answerRole(c Call) (any, int, string) {
-	a := c.Args
-	name := Flag(a, "--role-name")
-	switch c.Args[1] {
-	case "wait":
-		return nil, 0, ""
-	case "create-role":
-		s.Roles[name] = &Role{Tags: iamTags(a)}
-		s.Created = append(s.Created, "role "+name)
-		return obj{"Role": obj{"RoleName": name}}, 0, ""
-	case "put-role-policy", "attach-role-policy", "list-role-tags", "delete-role-policy", "detach-role-policy", "delete-role":
-	default:
-		return unknown()
-	}
-	r := s.Roles[name]
-	if r == nil {
-		return nil, 254, "NoSuchEntity"
-	}
-	switch c.Args[1] {
-	case "put-role-policy":
-		r.Policies = append(r.Policies, Flag(a, "--policy-name"))
-	case "attach-role-policy":
-		r.Attached = append(r.Attached, Flag(a, "--policy-arn"))
-	case "list-role-tags":
-		return obj{"Tags": tagList(r.Tags)}, 0, ""
-	case "delete-role-policy":
-		r.Policies = slices.DeleteFunc(r.Policies, func(p string) bool { return p == Flag(a, "--policy-name") })
-	case "detach-role-policy":
-		r.Attached = slices.DeleteFunc(r.Attached, func(p string) bool { return p == Flag(a, "--policy-arn") })
-	case "delete-role":
-		for _, p := range s.Profiles {
-			if slices.Contains(p.Roles, name) {
-				return nil, 254, "DeleteConflict"
-			}
-		}
-		if len(r.Policies)+len(r.Attached) > 0 {
-			return nil, 254, "DeleteConflict"
-		}
-		delete(s.Roles, name)
-		s.Deleted = append(s.Deleted, "role "+name)
-	}
-	return nil, 0, ""
-}
-
-// answerProfile answers the iam calls on instance profiles.
-func (s *State) answerProfile(c Call) (any, int, string) {
-	a := c.Args
-	name := Flag(a, "--instance-profile-name")
-	if c.Args[1] == "create-instance-profile" {
-		s.Profiles[name] = &Profile{Roles: []string{}, Tags: iamTags(a)}
-		s.Created = append(s.Created, "instance-profile "+name)
-		return obj{}, 0, ""
-	}
-	p, ok := s.Profiles[name]
-	if !ok {
-		return nil, 254, "NoSuchEntity"
-	}
-	switch c.Args[1] {
-	case "add-role-to-instance-profile":
-		p.Roles = append(p.Roles, Flag(a, "--role-name"))
-	case "remove-role-from-instance-profile":
-		p.Roles = slices.DeleteFunc(p.Roles, func(r string) bool { return r == Flag(a, "--role-name") })
-	case "list-instance-profile-tags":
-		return obj{"Tags": tagList(p.Tags)}, 0, ""
-	case "delete-instance-profile":
-		if len(p.Roles) > 0 {
-			return nil, 254, "DeleteConflict"
-		}
-		delete(s.Profiles, name)
-		s.Deleted = append(s.Deleted, "instance-profile "+name)
-	default:
-		return unknown()
-	}
-	return nil, 0, ""
-}
-
-// tagList returns tags as the AWS CLI lists them: [{Key, Value}, …].
+// tagList returns tags as the AWS CLI lists them: [{Key, Value}, …], in
+// key order.
 func tagList(tags map[string]string) []obj {
-	var ts []obj
-	for k, v := range tags {
-		ts = append(ts, obj{"Key": k, "Value": v})
+	ts := []obj{}
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		ts = append(ts, obj{"Key": k, "Value": tags[k]})
 	}
 	return ts
-}
-
-func (s *State) answerEC2(c Call) (any, int, string) {
-	a := c.Args
-	switch c.Args[1] {
-	case "wait":
-		return nil, 0, ""
-	case "describe-subnets":
-		return obj{"Subnets": []obj{{"SubnetId": "subnet-0fake", "VpcId": "vpc-0fake", "AvailabilityZone": "us-east-1a"}}}, 0, ""
-	case "run-instances":
-		return s.runInstances(c), 0, ""
-	case "describe-instances":
-		return s.describeInstances(a), 0, ""
-	case "terminate-instances":
-		for _, want := range flagList(a, "--instance-ids") {
-			for _, in := range s.Instances {
-				if in.ID == want && in.State != "terminated" {
-					in.State = "terminated"
-					s.Deleted = append(s.Deleted, "instance "+in.ID)
-				}
-			}
-		}
-		return obj{}, 0, ""
-	case "create-placement-group":
-		s.PGs[Flag(a, "--group-name")] = tagSpecTags(a)[tagKey]
-		s.Created = append(s.Created, "placement-group "+Flag(a, "--group-name"))
-		return obj{}, 0, ""
-	case "create-security-group":
-		g := s.newID("sg")
-		s.SGs[g] = tagSpecTags(a)[tagKey]
-		s.Created = append(s.Created, "security-group "+g)
-		return obj{"GroupId": g}, 0, ""
-	case "authorize-security-group-ingress":
-		if _, ok := s.SGs[Flag(a, "--group-id")]; !ok {
-			return nil, 254, "InvalidGroup.NotFound"
-		}
-		return obj{"Return": true}, 0, ""
-	case "describe-security-groups":
-		return obj{"SecurityGroups": taggedGroups(s.SGs, "GroupId", a)}, 0, ""
-	case "describe-placement-groups":
-		return obj{"PlacementGroups": taggedGroups(s.PGs, "GroupName", a)}, 0, ""
-	case "delete-security-group", "delete-placement-group":
-		for _, in := range s.Instances {
-			if in.State != "terminated" {
-				return nil, 254, "DependencyViolation"
-			}
-		}
-		if g := Flag(a, "--group-id"); g != "" {
-			delete(s.SGs, g)
-			s.Deleted = append(s.Deleted, "security-group "+g)
-		} else {
-			delete(s.PGs, Flag(a, "--group-name"))
-			s.Deleted = append(s.Deleted, "placement-group "+Flag(a, "--group-name"))
-		}
-		return nil, 0, ""
-	}
-	return unknown()
-}
-
-// taggedGroups lists the groups of groups (id or name → run tag) whose run
-// tag the --filters of args select, as {key: id or name}.
-func taggedGroups(groups map[string]string, key string, args []string) []obj {
-	run := filterValues(args, "--filters")["tag:"+tagKey]
-	var gs []obj
-	for g, r := range groups {
-		if slices.Contains(run, r) {
-			gs = append(gs, obj{key: g})
-		}
-	}
-	return gs
-}
-
-func (s *State) runInstances(c Call) obj {
-	var n int
-	fmt.Sscan(Flag(c.Args, "--count"), &n)
-	var ins []obj
-	for range n {
-		in := &Instance{ID: s.newID("i"), Type: Flag(c.Args, "--instance-type"), State: "running",
-			UserData: c.Files[Flag(c.Args, "--user-data")], Tags: tagSpecTags(c.Args)}
-		in.IP = fmt.Sprintf("10.0.0.%d", len(s.Instances)+10)
-		s.Instances = append(s.Instances, in)
-		s.Created = append(s.Created, "instance "+in.ID)
-		ins = append(ins, obj{"InstanceId": in.ID, "PrivateIpAddress": in.IP})
-	}
-	return obj{"Instances": ins}
-}
-
-func (s *State) describeInstances(args []string) obj {
-	f := filterValues(args, "--filters")
-	var ins []obj
-	for _, in := range s.Instances {
-		if !slices.Contains(f["tag:"+tagKey], in.Tags[tagKey]) {
-			continue
-		}
-		if st, ok := f["instance-state-name"]; ok && !slices.Contains(st, in.State) {
-			continue
-		}
-		ins = append(ins, obj{"InstanceId": in.ID, "InstanceType": in.Type, "PrivateIpAddress": in.IP,
-			"State": obj{"Name": in.State}, "Tags": tagList(in.Tags)})
-	}
-	return obj{"Reservations": []obj{{"Instances": ins}}}
 }
