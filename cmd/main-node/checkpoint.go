@@ -17,6 +17,8 @@ import (
 	"sketchcc/ingest"
 	"sketchcc/sketch"
 	"sketchcc/stream"
+
+	"sketchcc/internal/cli"
 )
 
 // checkpointConfig holds the flags of checkpoint and resume.
@@ -142,7 +144,7 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	log.Info("checking the stream prefix", "stream", c.stream, "updates", m.Updates, "checkpoint", checkpoint.Path(c.checkpoint.resume))
 	t0 := time.Now()
 	var done atomic.Uint64
-	stop := startProgress(c.progress, stderr, "checking the stream prefix", m.Updates, done.Load)
+	stop := cli.StartProgress(c.progress, stderr, "checking the stream prefix", m.Updates, done.Load)
 	err := checkpoint.CheckPrefix(ctx, c.checkpoint.resume, c.stream, cur, m, done.Store)
 	stop()
 	if err != nil {

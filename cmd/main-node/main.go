@@ -232,7 +232,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	defer cl.stop()
-	stopProgress := startProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
+	stopProgress := cli.StartProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
 	// Queries get a goroutine per core the main node started with (or
 	// --cores): same-host workers may hold all but one by now, and give
 	// them back before the last query.
