@@ -12,7 +12,6 @@ import (
 	"net"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -142,7 +141,6 @@ func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 type cluster struct {
 	*distributor.Cluster
 	pool         *distributor.Pool
-	log          *slog.Logger
 	flushTimeout time.Duration
 }
 
@@ -167,7 +165,7 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 	if err != nil {
 		return nil, err
 	}
-	cl := &cluster{Cluster: dc, pool: dc.Pool(), log: log, flushTimeout: c.flushTimeout}
+	cl := &cluster{Cluster: dc, pool: dc.Pool(), flushTimeout: c.flushTimeout}
 	if onPool != nil {
 		onPool(cl.pool)
 	}
@@ -176,14 +174,11 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 	log.Info("main node listening", "addr", dc.Addr(), "name", dc.Name(), "local_workers", e.Config().Workers,
 		"cores", runtime.GOMAXPROCS(0))
 	if c.expectWorkers > 0 {
-		t0 := time.Now()
-		wctx, cancel := context.WithTimeoutCause(ctx, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))
-		defer cancel()
-		if err := dc.WaitWorkers(wctx, c.expectWorkers); err != nil {
+		err := dc.AwaitWorkers(ctx, c.expectWorkers, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))
+		if err != nil {
 			dc.Close()
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
-		log.Info("workers connected", "workers", c.expectWorkers, "duration", time.Since(t0))
 	}
 	return cl, nil
 }
@@ -205,27 +200,12 @@ func (cl *cluster) flushDeadline() time.Duration {
 	return cl.flushTimeout
 }
 
-// settle waits, within --flush-timeout, until every batch handed out has
-// been merged, so that the counters of --json add up (batches = merged +
-// re-sent + late on every connection): a final answer from the greedy DSU
-// needs no flush and can come while workers still hold batches. Past the
-// deadline it names who is late and releases the workers, whose batches are
-// then sketched here and counted as re-sent. An interrupted run returns at
-// once. It is a no-op for a main node alone.
+// settle drains the cluster within --flush-timeout (distributor.Cluster.Drain),
+// so that the counters of --json add up (batches = merged + re-sent +
+// late on every connection). It is a no-op for a main node alone.
 func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
-	if cl == nil {
-		return
-	}
-	sctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
-		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
-	defer cancel()
-	if err := e.Settle(sctx); err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		cl.log.Warn("batches still out after the final answer; sketching them here", "err", err,
-			"late", strings.Join(cl.pool.Late(), "; "))
-		cl.pool.Close()
+	if cl != nil {
+		cl.Drain(ctx, e.Settle, cl.flushTimeout, fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
 	}
 }
 
