@@ -101,3 +101,26 @@ func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) err
 	t.Writing += time.Since(t0)
 	return nil
 }
+
+// Resume is a checkpoint read to continue its run.
+type Resume struct {
+	Meta Meta
+	// Table holds the checkpoint's sketches; the resumed run owns it.
+	Table *sketch.Table
+}
+
+// ReadResume reads the checkpoint of dir (Read) and refuses it when it
+// was not taken on the stream want.Stream, called name in errors, with
+// want's seed and sketch factor where they are set (Meta.Check). It
+// returns Read's errors as they are, and Check's after the checkpoint's
+// path and name.
+func ReadResume(dir, name string, want Params) (*Resume, error) {
+	m, t, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(t.Params(), want); err != nil {
+		return nil, fmt.Errorf("checkpoint %s, stream %s: %w", Path(dir), name, err)
+	}
+	return &Resume{Meta: m, Table: t}, nil
+}

@@ -98,3 +98,37 @@ func TestTakeThenCheckPrefix(t *testing.T) {
 		t.Errorf("interrupted: %v", err)
 	}
 }
+
+// TestReadResume: a checkpoint reads back for its own stream, with or
+// without the parameters it was taken with; another seed is refused
+// naming the checkpoint and the stream, and a missing one with Read's
+// error.
+func TestReadResume(t *testing.T) {
+	f, id := testStream(t, 100)
+	dir := t.TempDir()
+	cur := f.Cursor()
+	buf := make([]stream.Update, 40)
+	if n, err := cur.Read(buf); n != 40 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: testTable(t), BatchFactor: 0.5}
+	if err := tk.Take(40, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []Params{{Stream: id}, {Stream: id, Seed: 42, SketchFactor: 1.5}} {
+		r, err := ReadResume(dir, "s.bin", want)
+		if err != nil || r.Meta.Updates != 40 || r.Meta.BatchFactor != 0.5 || r.Table.Params().Seed() != 42 ||
+			r.Table.Params().Factor() != 1.5 {
+			t.Errorf("ReadResume(%+v) = %+v, %v", want, r, err)
+		}
+	}
+	_, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 43})
+	if !errors.Is(err, ErrMismatch) || !strings.HasPrefix(err.Error(), "checkpoint "+Path(dir)+", stream s.bin: ") {
+		t.Errorf("another seed: %v", err)
+	}
+	empty := t.TempDir()
+	_, err = ReadResume(empty, "s.bin", Params{Stream: id})
+	if _, _, rerr := Read(empty); err == nil || err.Error() != rerr.Error() {
+		t.Errorf("no checkpoint: %v, want Read's %v", err, rerr)
+	}
+}

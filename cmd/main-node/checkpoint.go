@@ -14,8 +14,6 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
-	"sketchcc/ingest"
-	"sketchcc/sketch"
 	"sketchcc/stream"
 
 	"sketchcc/internal/cli"
@@ -95,44 +93,21 @@ func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) 
 	return func() { l.Unlock() }, nil
 }
 
-// resumed is a checkpoint read for --resume and checked against the run.
-type resumed struct {
-	meta  checkpoint.Meta
-	table *sketch.Table
-}
-
-// readResume reads the checkpoint of --resume and refuses it when it was
-// not taken on this stream with the parameters the user set.
-func readResume(c config, id checkpoint.StreamID) (*resumed, error) {
-	m, t, err := checkpoint.Read(c.checkpoint.resume)
+// readResume reads the checkpoint of --resume (checkpoint.ReadResume),
+// comparing with it only the sketch flags the user set.
+func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {
+	want := checkpoint.Params{Stream: id}
+	if c.checkpoint.seedSet {
+		want.Seed = c.engine.Seed
+	}
+	if c.checkpoint.factorSet {
+		want.SketchFactor = c.engine.SketchFactor
+	}
+	r, err := checkpoint.ReadResume(c.checkpoint.resume, c.stream, want)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
 	}
-	want := checkpoint.Params{Stream: id}
-	if c.checkpoint.seedSet {
-		want.Seed = c.seed
-	}
-	if c.checkpoint.factorSet {
-		want.SketchFactor = c.sketchFactor
-	}
-	if err := m.Check(t.Params(), want); err != nil {
-		return nil, fmt.Errorf("--resume: checkpoint %s, stream %s: %w", checkpoint.Path(c.checkpoint.resume), c.stream, err)
-	}
-	return &resumed{meta: m, table: t}, nil
-}
-
-// apply makes cfg start from the checkpoint's sketches and parameters.
-func (r *resumed) apply(c config, cfg *ingest.Config) {
-	p := r.table.Params()
-	cfg.SketchFactor, cfg.Seed, cfg.Sketches = p.Factor(), p.Seed(), r.table
-	if !c.checkpoint.batchSet {
-		cfg.BatchFactor = r.meta.BatchFactor
-	}
-}
-
-// state is the Room state the checkpoint holds.
-func (r *resumed) state() cc.State {
-	return cc.State{Updates: r.meta.Updates, GreedyValid: r.meta.GreedyValid, Forest: r.meta.Forest}
+	return r, nil
 }
 
 // checkPrefix checks the stream's first updates against the checkpoint
