@@ -1,10 +1,13 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,7 +29,7 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("Claim = %v, %q; want %s removed", err, removed, tmp.Name())
 	}
 	defer l.Unlock()
-	if _, _, err := Claim(dir); !errors.Is(err, ErrLocked) {
+	if _, _, err := Claim(dir); !errors.Is(err, ErrLocked) || !strings.HasSuffix(err.Error(), "; give each main node a directory of its own") {
 		t.Errorf("second Claim: %v, want ErrLocked", err)
 	}
 }
@@ -111,9 +114,14 @@ func TestReadResume(t *testing.T) {
 	if n, err := cur.Read(buf); n != 40 || err != nil {
 		t.Fatalf("read %d, %v", n, err)
 	}
-	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: testTable(t), BatchFactor: 0.5}
+	var log bytes.Buffer
+	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: testTable(t), BatchFactor: 0.5,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))}
 	if err := tk.Take(40, false, nil); err != nil {
 		t.Fatal(err)
+	}
+	if want := "msg=checkpoint updates=40 bytes=" + strconv.FormatInt(tk.Bytes, 10); !strings.Contains(log.String(), want) {
+		t.Errorf("Take logged %q, want %q in it", log.String(), want)
 	}
 	for _, want := range []Params{{Stream: id}, {Stream: id, Seed: 42, SketchFactor: 1.5}} {
 		r, err := ReadResume(dir, "s.bin", want)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/cc"
 	"sketchcc/checkpoint"
 	"sketchcc/stream"
 
@@ -84,9 +83,6 @@ func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) 
 	for _, p := range removed {
 		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
 	}
-	if errors.Is(err, checkpoint.ErrLocked) {
-		return nil, fmt.Errorf("--checkpoint-dir=%s: %w; give each main node a directory of its own", dir, err)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("--checkpoint-dir=%s: %w", dir, err)
 	}
@@ -127,18 +123,4 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	}
 	log.Info("stream prefix checked", "updates", m.Updates, "duration", time.Since(t0))
 	return nil
-}
-
-// checkpointer returns the Schedule's Checkpoint func that takes the
-// checkpoints with t, logging each.
-func checkpointer(t *checkpoint.Taker, log *slog.Logger) func(context.Context, cc.State) error {
-	return func(_ context.Context, st cc.State) error {
-		t0 := time.Now()
-		if err := t.Take(st.Updates, st.GreedyValid, st.Forest); err != nil {
-			return err
-		}
-		log.Info("checkpoint", "updates", st.Updates, "bytes", t.Bytes, "greedy", st.GreedyValid,
-			"duration", time.Since(t0), "path", checkpoint.Path(t.Dir))
-		return nil
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -16,8 +15,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
-
-	"golang.org/x/sys/unix"
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
@@ -247,7 +244,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(cfg.Workers, cores),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
 	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
-		BatchFactor: e.Config().BatchFactor}
+		BatchFactor: e.Config().BatchFactor, Logger: log}
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
 	if res0 != nil {
 		m := res0.Meta
@@ -256,7 +253,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		}
 	}
 	if c.checkpoint.dir != "" {
-		sched.Checkpoint = checkpointer(taker, log)
+		sched.Checkpoint = func(_ context.Context, st cc.State) error { return taker.Take(st.Updates, st.GreedyValid, st.Forest) }
 	}
 	if c.checkpoint.rate > 0 {
 		src = stream.Throttle(src, c.checkpoint.rate)
@@ -330,7 +327,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 			undoAll()
 		}
 	}()
-	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
+	if err := errors.Join(cli.CheckWritable("--labels", c.labels), cli.CheckWritable("--forest", c.forest)); err != nil {
 		return in, nil, err
 	}
 	if c.checkpoint.dir != "" {
@@ -394,20 +391,4 @@ func openSource(path, format string) (stream.Source, func(), error) {
 		err = fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
 	}
 	return nil, nil, err
-}
-
-// checkWritable fails early, before any ingestion, for an output file
-// whose directory does not exist or cannot be written.
-func checkWritable(flag, path string) error {
-	if path == "" {
-		return nil
-	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s=%s: directory %s does not exist", flag, path, dir)
-	}
-	if err := unix.Access(dir, unix.W_OK); err != nil {
-		return fmt.Errorf("%s=%s: cannot write in %s: %w", flag, path, dir, err)
-	}
-	return nil
 }
