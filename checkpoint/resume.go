@@ -2,7 +2,9 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"sketchcc/sketch"
@@ -12,9 +14,13 @@ import (
 // Claim takes the lock of checkpoint directory dir (LockDir) and then
 // removes the temporaries that a run killed while writing a checkpoint
 // left there (RemoveTemps), returning their paths even on an error. It
-// returns LockDir's errors, and RemoveTemps' with the lock released.
+// returns LockDir's errors (ErrLocked's with the advice to give each run
+// a directory of its own), and RemoveTemps' with the lock released.
 func Claim(dir string) (*Lock, []string, error) {
 	l, err := LockDir(dir)
+	if errors.Is(err, ErrLocked) {
+		return nil, nil, fmt.Errorf("%w; give each main node a directory of its own", err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,6 +75,9 @@ type Taker struct {
 	// (Meta.BatchFactor).
 	Table       *sketch.Table
 	BatchFactor float64
+	// Logger, when not nil, gets an info record for each checkpoint
+	// written.
+	Logger *slog.Logger
 	// Bytes is the size of the last checkpoint written, and Writing the
 	// time spent writing them all.
 	Bytes   int64
@@ -79,7 +88,7 @@ type Taker struct {
 // the greedy shortcut's forest when greedyValid (Meta). A checkpoint that
 // a resume could not check, because Cursor's digest is not known or does
 // not cover exactly updates, is refused with an error instead; other
-// errors are Write's.
+// errors are Write's. A checkpoint written is logged to Logger.
 func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) error {
 	t0 := time.Now()
 	prefix, ok := t.Cursor.Digest()
@@ -99,5 +108,32 @@ func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) err
 	}
 	t.Bytes = n
 	t.Writing += time.Since(t0)
+	if t.Logger != nil {
+		t.Logger.Info("checkpoint", "updates", updates, "bytes", n, "greedy", greedyValid,
+			"duration", time.Since(t0), "path", Path(t.Dir))
+	}
 	return nil
+}
+
+// Resume is a checkpoint read to continue its run.
+type Resume struct {
+	Meta Meta
+	// Table holds the checkpoint's sketches; the resumed run owns it.
+	Table *sketch.Table
+}
+
+// ReadResume reads the checkpoint of dir (Read) and refuses it when it
+// was not taken on the stream want.Stream, called name in errors, with
+// want's seed and sketch factor where they are set (Meta.Check). It
+// returns Read's errors as they are, and Check's after the checkpoint's
+// path and name.
+func ReadResume(dir, name string, want Params) (*Resume, error) {
+	m, t, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Check(t.Params(), want); err != nil {
+		return nil, fmt.Errorf("checkpoint %s, stream %s: %w", Path(dir), name, err)
+	}
+	return &Resume{Meta: m, Table: t}, nil
 }

@@ -1,10 +1,13 @@
 package checkpoint
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -26,7 +29,7 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("Claim = %v, %q; want %s removed", err, removed, tmp.Name())
 	}
 	defer l.Unlock()
-	if _, _, err := Claim(dir); !errors.Is(err, ErrLocked) {
+	if _, _, err := Claim(dir); !errors.Is(err, ErrLocked) || !strings.HasSuffix(err.Error(), "; give each main node a directory of its own") {
 		t.Errorf("second Claim: %v, want ErrLocked", err)
 	}
 }
@@ -96,5 +99,44 @@ func TestTakeThenCheckPrefix(t *testing.T) {
 	if err := CheckPrefix(ctx, dir, "s.bin", f.Cursor(), m, nil); err == nil ||
 		!strings.Contains(err.Error(), "interrupted after checking 0 updates of 300") {
 		t.Errorf("interrupted: %v", err)
+	}
+}
+
+// TestReadResume: a checkpoint reads back for its own stream, with or
+// without the parameters it was taken with; another seed is refused
+// naming the checkpoint and the stream, and a missing one with Read's
+// error.
+func TestReadResume(t *testing.T) {
+	f, id := testStream(t, 100)
+	dir := t.TempDir()
+	cur := f.Cursor()
+	buf := make([]stream.Update, 40)
+	if n, err := cur.Read(buf); n != 40 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	var log bytes.Buffer
+	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: testTable(t), BatchFactor: 0.5,
+		Logger: slog.New(slog.NewTextHandler(&log, nil))}
+	if err := tk.Take(40, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "msg=checkpoint updates=40 bytes=" + strconv.FormatInt(tk.Bytes, 10); !strings.Contains(log.String(), want) {
+		t.Errorf("Take logged %q, want %q in it", log.String(), want)
+	}
+	for _, want := range []Params{{Stream: id}, {Stream: id, Seed: 42, SketchFactor: 1.5}} {
+		r, err := ReadResume(dir, "s.bin", want)
+		if err != nil || r.Meta.Updates != 40 || r.Meta.BatchFactor != 0.5 || r.Table.Params().Seed() != 42 ||
+			r.Table.Params().Factor() != 1.5 {
+			t.Errorf("ReadResume(%+v) = %+v, %v", want, r, err)
+		}
+	}
+	_, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 43})
+	if !errors.Is(err, ErrMismatch) || !strings.HasPrefix(err.Error(), "checkpoint "+Path(dir)+", stream s.bin: ") {
+		t.Errorf("another seed: %v", err)
+	}
+	empty := t.TempDir()
+	_, err = ReadResume(empty, "s.bin", Params{Stream: id})
+	if _, _, rerr := Read(empty); err == nil || err.Error() != rerr.Error() {
+		t.Errorf("no checkpoint: %v, want Read's %v", err, rerr)
 	}
 }

@@ -12,11 +12,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"sketchcc/cc"
 	"sketchcc/checkpoint"
-	"sketchcc/ingest"
-	"sketchcc/sketch"
 	"sketchcc/stream"
+
+	"sketchcc/internal/cli"
 )
 
 // checkpointConfig holds the flags of checkpoint and resume.
@@ -84,53 +83,27 @@ func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) 
 	for _, p := range removed {
 		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
 	}
-	if errors.Is(err, checkpoint.ErrLocked) {
-		return nil, fmt.Errorf("--checkpoint-dir=%s: %w; give each main node a directory of its own", dir, err)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("--checkpoint-dir=%s: %w", dir, err)
 	}
 	return func() { l.Unlock() }, nil
 }
 
-// resumed is a checkpoint read for --resume and checked against the run.
-type resumed struct {
-	meta  checkpoint.Meta
-	table *sketch.Table
-}
-
-// readResume reads the checkpoint of --resume and refuses it when it was
-// not taken on this stream with the parameters the user set.
-func readResume(c config, id checkpoint.StreamID) (*resumed, error) {
-	m, t, err := checkpoint.Read(c.checkpoint.resume)
+// readResume reads the checkpoint of --resume (checkpoint.ReadResume),
+// comparing with it only the sketch flags the user set.
+func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {
+	want := checkpoint.Params{Stream: id}
+	if c.checkpoint.seedSet {
+		want.Seed = c.engine.Seed
+	}
+	if c.checkpoint.factorSet {
+		want.SketchFactor = c.engine.SketchFactor
+	}
+	r, err := checkpoint.ReadResume(c.checkpoint.resume, c.stream, want)
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
 	}
-	want := checkpoint.Params{Stream: id}
-	if c.checkpoint.seedSet {
-		want.Seed = c.seed
-	}
-	if c.checkpoint.factorSet {
-		want.SketchFactor = c.sketchFactor
-	}
-	if err := m.Check(t.Params(), want); err != nil {
-		return nil, fmt.Errorf("--resume: checkpoint %s, stream %s: %w", checkpoint.Path(c.checkpoint.resume), c.stream, err)
-	}
-	return &resumed{meta: m, table: t}, nil
-}
-
-// apply makes cfg start from the checkpoint's sketches and parameters.
-func (r *resumed) apply(c config, cfg *ingest.Config) {
-	p := r.table.Params()
-	cfg.SketchFactor, cfg.Seed, cfg.Sketches = p.Factor(), p.Seed(), r.table
-	if !c.checkpoint.batchSet {
-		cfg.BatchFactor = r.meta.BatchFactor
-	}
-}
-
-// state is the Room state the checkpoint holds.
-func (r *resumed) state() cc.State {
-	return cc.State{Updates: r.meta.Updates, GreedyValid: r.meta.GreedyValid, Forest: r.meta.Forest}
+	return r, nil
 }
 
 // checkPrefix checks the stream's first updates against the checkpoint
@@ -142,7 +115,7 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	log.Info("checking the stream prefix", "stream", c.stream, "updates", m.Updates, "checkpoint", checkpoint.Path(c.checkpoint.resume))
 	t0 := time.Now()
 	var done atomic.Uint64
-	stop := startProgress(c.progress, stderr, "checking the stream prefix", m.Updates, done.Load)
+	stop := cli.StartProgress(c.progress, stderr, "checking the stream prefix", m.Updates, done.Load)
 	err := checkpoint.CheckPrefix(ctx, c.checkpoint.resume, c.stream, cur, m, done.Store)
 	stop()
 	if err != nil {
@@ -150,18 +123,4 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	}
 	log.Info("stream prefix checked", "updates", m.Updates, "duration", time.Since(t0))
 	return nil
-}
-
-// checkpointer returns the Schedule's Checkpoint func that takes the
-// checkpoints with t, logging each.
-func checkpointer(t *checkpoint.Taker, log *slog.Logger) func(context.Context, cc.State) error {
-	return func(_ context.Context, st cc.State) error {
-		t0 := time.Now()
-		if err := t.Take(st.Updates, st.GreedyValid, st.Forest); err != nil {
-			return err
-		}
-		log.Info("checkpoint", "updates", st.Updates, "bytes", t.Bytes, "greedy", st.GreedyValid,
-			"duration", time.Since(t0), "path", checkpoint.Path(t.Dir))
-		return nil
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"net"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -30,15 +29,9 @@ type clusterConfig struct {
 	localWorkers  int // -1: not given, --workers decides
 	keyFile       string
 	flushTimeout  time.Duration
-	localCutoff   int
-	credits       int
-	flushDelay    time.Duration
 	gossipLocal   bool
-	answerTimeout time.Duration
-	dialTimeout   time.Duration
-	handshake     time.Duration
-	redialBackoff time.Duration
-	cores         int // 0: the machine's, less same-host workers' threads
+	cores         int                // 0: the machine's, less same-host workers' threads
+	pool          distributor.Config // --local-cutoff, --credits, --frame-delay, the connection timeouts
 }
 
 func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
@@ -49,15 +42,15 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.Lookup("local-workers").DefValue = "that of --workers"
 	fs.StringVar(&c.keyFile, "cluster-key-file", "", "file with the cluster key (base64 of 16, 24 or 32 bytes): encrypts the gossip and authenticates workers")
 	fs.DurationVar(&c.flushTimeout, "flush-timeout", 5*time.Minute, "a query fails, naming the workers that did not answer, if the batches handed out are not all merged by then")
-	fs.IntVar(&c.localCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (negative: ship all)")
-	fs.IntVar(&c.credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
-	fs.DurationVar(&c.flushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
+	fs.IntVar(&c.pool.LocalCutoff, "local-cutoff", distributor.DefaultLocalCutoff, "batches of fewer updates are sketched on the main node rather than shipped (negative: ship all)")
+	fs.IntVar(&c.pool.Credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
+	fs.DurationVar(&c.pool.FlushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
-	fs.DurationVar(&c.answerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
-	fs.DurationVar(&c.dialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
-	fs.DurationVar(&c.handshake, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
+	fs.DurationVar(&c.pool.AnswerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
+	fs.DurationVar(&c.pool.DialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
+	fs.DurationVar(&c.pool.HandshakeTimeout, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
 	fs.IntVar(&c.cores, "cores", 0, "cores the main node runs on (GOMAXPROCS), at most the machine's CPUs; 0: all of the machine's, less the delta threads of workers connected from this same machine, so that on a shared machine the main node's idle goroutines do not spin on the workers' cores")
-	fs.DurationVar(&c.redialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
+	fs.DurationVar(&c.pool.RedialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
 // validate checks the cluster flags; workers is --workers.
@@ -93,15 +86,17 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
-	if c.credits < 1 || c.credits > distributor.MaxCredits {
-		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.credits, distributor.MaxCredits))
+	// Checked here, not by distributor.Config.Validate: its errors name
+	// fields, and it takes 0 as the default.
+	if c.pool.Credits < 1 || c.pool.Credits > distributor.MaxCredits {
+		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.pool.Credits, distributor.MaxCredits))
 	}
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"wait-timeout", c.waitTimeout}, {"flush-timeout", c.flushTimeout}, {"frame-delay", c.flushDelay},
-		{"answer-timeout", c.answerTimeout}, {"dial-timeout", c.dialTimeout}, {"handshake-timeout", c.handshake},
-		{"redial-backoff", c.redialBackoff}} {
+	}{{"wait-timeout", c.waitTimeout}, {"flush-timeout", c.flushTimeout}, {"frame-delay", c.pool.FlushDelay},
+		{"answer-timeout", c.pool.AnswerTimeout}, {"dial-timeout", c.pool.DialTimeout},
+		{"handshake-timeout", c.pool.HandshakeTimeout}, {"redial-backoff", c.pool.RedialBackoff}} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("--%s=%v, want > 0", d.flag, d.v))
 		}
@@ -142,7 +137,6 @@ func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 type cluster struct {
 	*distributor.Cluster
 	pool         *distributor.Pool
-	log          *slog.Logger
 	flushTimeout time.Duration
 }
 
@@ -160,14 +154,14 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 			return nil, err
 		}
 	}
+	pc := c.pool
+	pc.SameHost = c.sameHost(log)
 	dc, err := distributor.StartCluster(ctx, e.Gutters(), e.Store(), distributor.ClusterConfig{Listen: c.listen, Key: key,
-		GossipLocal: c.gossipLocal, Logger: log, Pool: distributor.Config{Credits: c.credits, FlushDelay: c.flushDelay,
-			LocalCutoff: c.localCutoff, AnswerTimeout: c.answerTimeout, DialTimeout: c.dialTimeout,
-			HandshakeTimeout: c.handshake, RedialBackoff: c.redialBackoff, SameHost: c.sameHost(log)}})
+		GossipLocal: c.gossipLocal, Logger: log, Pool: pc})
 	if err != nil {
 		return nil, err
 	}
-	cl := &cluster{Cluster: dc, pool: dc.Pool(), log: log, flushTimeout: c.flushTimeout}
+	cl := &cluster{Cluster: dc, pool: dc.Pool(), flushTimeout: c.flushTimeout}
 	if onPool != nil {
 		onPool(cl.pool)
 	}
@@ -176,14 +170,11 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 	log.Info("main node listening", "addr", dc.Addr(), "name", dc.Name(), "local_workers", e.Config().Workers,
 		"cores", runtime.GOMAXPROCS(0))
 	if c.expectWorkers > 0 {
-		t0 := time.Now()
-		wctx, cancel := context.WithTimeoutCause(ctx, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))
-		defer cancel()
-		if err := dc.WaitWorkers(wctx, c.expectWorkers); err != nil {
+		err := dc.AwaitWorkers(ctx, c.expectWorkers, c.waitTimeout, fmt.Errorf("--wait-timeout=%v passed", c.waitTimeout))
+		if err != nil {
 			dc.Close()
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
-		log.Info("workers connected", "workers", c.expectWorkers, "duration", time.Since(t0))
 	}
 	return cl, nil
 }
@@ -205,27 +196,12 @@ func (cl *cluster) flushDeadline() time.Duration {
 	return cl.flushTimeout
 }
 
-// settle waits, within --flush-timeout, until every batch handed out has
-// been merged, so that the counters of --json add up (batches = merged +
-// re-sent + late on every connection): a final answer from the greedy DSU
-// needs no flush and can come while workers still hold batches. Past the
-// deadline it names who is late and releases the workers, whose batches are
-// then sketched here and counted as re-sent. An interrupted run returns at
-// once. It is a no-op for a main node alone.
+// settle drains the cluster within --flush-timeout (distributor.Cluster.Drain),
+// so that the counters of --json add up (batches = merged + re-sent +
+// late on every connection). It is a no-op for a main node alone.
 func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
-	if cl == nil {
-		return
-	}
-	sctx, cancel := context.WithTimeoutCause(ctx, cl.flushTimeout,
-		fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
-	defer cancel()
-	if _, err := e.Settle(sctx); err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		cl.log.Warn("batches still out after the final answer; sketching them here", "err", err,
-			"late", strings.Join(cl.pool.Late(), "; "))
-		cl.pool.Close()
+	if cl != nil {
+		cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, cl.flushTimeout, fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -16,8 +15,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
-
-	"golang.org/x/sys/unix"
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
@@ -50,14 +47,9 @@ type config struct {
 	json         bool
 	labels       string
 	forest       string
-	workers      int
-	readers      int
+	engine       ingest.Config // --workers, --readers, --sketch-factor, --batch-factor, --seed, --queue-batches
 	cluster      clusterConfig
 	metrics      metricsConfig
-	sketchFactor float64
-	batchFactor  float64
-	seed         uint64
-	queueBatches int
 	progress     string
 	hugePages    string
 	logLevel     slog.Level
@@ -82,16 +74,16 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.json, "json", false, "print one JSON object on stdout instead of the summary")
 	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
-	fs.IntVar(&c.workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
-	fs.IntVar(&c.readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
+	fs.IntVar(&c.engine.Workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
+	fs.IntVar(&c.engine.Readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
 		"goroutines reading a binary stream file, each with a gutter inserter; 1 reads and inserts on one goroutine")
-	fs.Lookup("readers").DefValue = fmt.Sprintf("one per 4 cores, here %d", c.readers)
+	fs.Lookup("readers").DefValue = fmt.Sprintf("one per 4 cores, here %d", c.engine.Readers)
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
-	fs.Float64Var(&c.sketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
-	fs.Float64Var(&c.batchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
-	fs.Uint64Var(&c.seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
-	fs.IntVar(&c.queueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
+	fs.Float64Var(&c.engine.SketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
+	fs.Float64Var(&c.engine.BatchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
+	fs.Uint64Var(&c.engine.Seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
+	fs.IntVar(&c.engine.QueueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")
 	fs.StringSliceVar(&c.queryAtList, "query-at", nil, "comma-separated update counts after which to query (plus one at the end); repeat the flag to add more; not with --queries")
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
@@ -119,6 +111,15 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.version {
 		return c, cli.PrintVersion(stdout, "main-node")
 	}
+	if err := c.validate(fs); err != nil {
+		return c, cli.Usage(err)
+	}
+	return c, nil
+}
+
+// validate checks the parsed flags of fs, all at once, and fills in
+// c.queryAt.
+func (c *config) validate(fs *pflag.FlagSet) error {
 	var errs []error
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
@@ -129,21 +130,24 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
-	if c.workers < 1 || c.workers > ingest.MaxWorkers {
-		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", c.workers, ingest.MaxWorkers))
+	// The range checks stay here, with the flags' names, rather than
+	// mapping ingest.Config.Validate's errors, whose bounds differ (0
+	// means a default there).
+	if e := c.engine; e.Workers < 1 || e.Workers > ingest.MaxWorkers {
+		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", e.Workers, ingest.MaxWorkers))
 	}
-	if c.readers < 1 || c.readers > ingest.MaxReaders {
-		errs = append(errs, fmt.Errorf("--readers=%d, want [1, %d]", c.readers, ingest.MaxReaders))
+	if e := c.engine; e.Readers < 1 || e.Readers > ingest.MaxReaders {
+		errs = append(errs, fmt.Errorf("--readers=%d, want [1, %d]", e.Readers, ingest.MaxReaders))
 	}
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
-	if !(c.sketchFactor > 0) {
-		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", c.sketchFactor))
+	if e := c.engine; !(e.SketchFactor > 0) {
+		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", e.SketchFactor))
 	}
-	if !(c.batchFactor > 0) || c.batchFactor > ingest.MaxBatchFactor {
-		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, %d]", c.batchFactor, ingest.MaxBatchFactor))
+	if e := c.engine; !(e.BatchFactor > 0) || e.BatchFactor > ingest.MaxBatchFactor {
+		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, %d]", e.BatchFactor, ingest.MaxBatchFactor))
 	}
-	if c.queueBatches < 0 {
-		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.queueBatches))
+	if c.engine.QueueBatches < 0 {
+		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.engine.QueueBatches))
 	}
 	if c.hugePages != "auto" && c.hugePages != "on" && c.hugePages != "off" {
 		errs = append(errs, fmt.Errorf("--huge-pages=%q, want auto, on or off", c.hugePages))
@@ -166,10 +170,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 		}
 		c.queryAt = append(c.queryAt, n)
 	}
-	if err := errors.Join(errs...); err != nil {
-		return c, cli.Usage(err)
-	}
-	return c, nil
+	return errors.Join(errs...)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -206,7 +207,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	defer e.Close()
 	if res0 != nil {
 		log.Info("resuming", "checkpoint", checkpoint.Path(c.checkpoint.resume), "updates", from,
-			"greedy", res0.meta.GreedyValid)
+			"greedy", res0.Meta.GreedyValid)
 	}
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
 		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
@@ -232,7 +233,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	defer cl.stop()
-	stopProgress := startProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
+	stopProgress := cli.StartProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
 	// Queries get a goroutine per core the main node started with (or
 	// --cores): same-host workers may hold all but one by now, and give
 	// them back before the last query.
@@ -243,15 +244,16 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(cfg.Workers, cores),
 		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
 	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
-		BatchFactor: e.Config().BatchFactor}
+		BatchFactor: e.Config().BatchFactor, Logger: log}
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
 	if res0 != nil {
-		if err := room.Restore(res0.state()); err != nil {
+		m := res0.Meta
+		if err := room.Restore(cc.State{Updates: m.Updates, GreedyValid: m.GreedyValid, Forest: m.Forest}); err != nil {
 			return fmt.Errorf("--resume: checkpoint %s: %w", checkpoint.Path(c.checkpoint.resume), err)
 		}
 	}
 	if c.checkpoint.dir != "" {
-		sched.Checkpoint = checkpointer(taker, log)
+		sched.Checkpoint = func(_ context.Context, st cc.State) error { return taker.Take(st.Updates, st.GreedyValid, st.Forest) }
 	}
 	if c.checkpoint.rate > 0 {
 		src = stream.Throttle(src, c.checkpoint.rate)
@@ -280,17 +282,19 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 
 // engineConfig returns the ingest.Config of the flags for a stream with
 // header h, started from the checkpoint res0 when it is not nil.
-func engineConfig(c config, h stream.Header, res0 *resumed) ingest.Config {
-	workers, remote := c.cluster.engineWorkers(c.workers)
-	cfg := ingest.Config{
-		Vertices: h.Vertices, SketchFactor: c.sketchFactor, BatchFactor: c.batchFactor,
-		Seed: c.seed, Workers: workers, Remote: remote, QueueBatches: c.queueBatches, Readers: c.readers,
-		// Huge pages pay when most sketches and gutters get touched; on a
-		// sparse stream they would make whole 2 MiB regions resident.
-		HugePages: c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices),
-	}
-	if res0 != nil {
-		res0.apply(c, &cfg)
+func engineConfig(c config, h stream.Header, res0 *checkpoint.Resume) ingest.Config {
+	cfg := c.engine
+	cfg.Vertices = h.Vertices
+	cfg.Workers, cfg.Remote = c.cluster.engineWorkers(cfg.Workers)
+	// Huge pages pay when most sketches and gutters get touched; on a
+	// sparse stream they would make whole 2 MiB regions resident.
+	cfg.HugePages = c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices)
+	if res0 != nil { // the checkpoint's sketches, and its batch factor unless --batch-factor is given
+		p := res0.Table.Params()
+		cfg.SketchFactor, cfg.Seed, cfg.Sketches = p.Factor(), p.Seed(), res0.Table
+		if !c.checkpoint.batchSet {
+			cfg.BatchFactor = res0.Meta.BatchFactor
+		}
 	}
 	return cfg
 }
@@ -303,8 +307,8 @@ type input struct {
 	// keeps the digest of the records read for the checkpoints.
 	cur  *stream.Cursor
 	id   checkpoint.StreamID
-	res0 *resumed // nil without --resume
-	from uint64   // the updates res0 holds
+	res0 *checkpoint.Resume // nil without --resume
+	from uint64             // the updates res0 holds
 }
 
 // openInput checks that the output files can be written, takes the
@@ -323,7 +327,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 			undoAll()
 		}
 	}()
-	if err := errors.Join(checkWritable("--labels", c.labels), checkWritable("--forest", c.forest)); err != nil {
+	if err := errors.Join(cli.CheckWritable("--labels", c.labels), cli.CheckWritable("--forest", c.forest)); err != nil {
 		return in, nil, err
 	}
 	if c.checkpoint.dir != "" {
@@ -358,14 +362,14 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 		undo = append(undo, func() { stop() })
 	}
 	if in.res0 != nil {
-		in.from = in.res0.meta.Updates
-		if err := checkPrefix(ctx, c, in.cur, in.res0.meta, stderr, log); err != nil {
+		in.from = in.res0.Meta.Updates
+		if err := checkPrefix(ctx, c, in.cur, in.res0.Meta, stderr, log); err != nil {
 			return in, nil, err
 		}
 	}
-	if c.readers > 1 && (in.cur == nil || !in.cur.Seekable()) {
+	if c.engine.Readers > 1 && (in.cur == nil || !in.cur.Seekable()) {
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
-			"readers", c.readers, "format", c.format, "stream", c.stream)
+			"readers", c.engine.Readers, "format", c.format, "stream", c.stream)
 	}
 	return in, undoAll, nil
 }
@@ -387,20 +391,4 @@ func openSource(path, format string) (stream.Source, func(), error) {
 		err = fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
 	}
 	return nil, nil, err
-}
-
-// checkWritable fails early, before any ingestion, for an output file
-// whose directory does not exist or cannot be written.
-func checkWritable(flag, path string) error {
-	if path == "" {
-		return nil
-	}
-	dir := filepath.Dir(path)
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s=%s: directory %s does not exist", flag, path, dir)
-	}
-	if err := unix.Access(dir, unix.W_OK); err != nil {
-		return fmt.Errorf("%s=%s: cannot write in %s: %w", flag, path, dir, err)
-	}
-	return nil
 }

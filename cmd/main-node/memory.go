@@ -15,8 +15,8 @@ import (
 // columns exceed sketch.MaxColumns is a usage error.
 func checkMemory(c config, cfg ingest.Config, updates uint64) error {
 	plan, err := ingest.PlanMemory(cfg, updates)
-	if errors.Is(err, sketch.ErrParams) && c.sketchFactor != 1 {
-		return cli.Usage(fmt.Errorf("--sketch-factor=%v: %w", c.sketchFactor, err))
+	if errors.Is(err, sketch.ErrParams) && c.engine.SketchFactor != 1 {
+		return cli.Usage(fmt.Errorf("--sketch-factor=%v: %w", c.engine.SketchFactor, err))
 	}
 	if err != nil {
 		return fmt.Errorf("%s declares %d vertices: %w", c.stream, cfg.Vertices, err)

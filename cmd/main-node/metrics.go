@@ -1,10 +1,10 @@
 package main
 
 // --metrics-listen: the main node's Prometheus metrics, read at scrape
-// time from the engine's accessors and the pool's Stats (package
-// internal/metrics serves them on a registry of their own). Queries are
-// the one thing observed as they happen: their flush and CC latencies go
-// into histograms.
+// time from the engine (ingest.Engine.Collectors) and the pool's Stats
+// (distributor.PoolCollector); package internal/metrics serves them on a
+// registry of their own. Queries are the one thing observed as they
+// happen: their flush and CC latencies go into histograms.
 
 import (
 	"context"
@@ -55,24 +55,11 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 		// 1 ms to about 4.4 minutes.
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 	}, []string{"phase"})
-	reg.MustRegister(m.query,
-		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sketchcc_updates_read_total",
-			Help: "Edge updates read from the stream and inserted into the gutters."},
-			func() float64 { return float64(e.Updates()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_stream_updates",
-			Help: "Edge updates the stream's header announces."},
-			func() float64 { return float64(streamUpdates) }),
+	reg.MustRegister(e.Collectors(streamUpdates)...)
+	reg.MustRegister(m.query, distributor.PoolCollector(m.pool.Load),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_main_cores",
 			Help: "Cores the main node runs on now (GOMAXPROCS; --cores, less same-host workers' threads)."},
-			func() float64 { return float64(runtime.GOMAXPROCS(0)) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_sketch_bytes",
-			Help: "Bytes of the vertex sketches."},
-			func() float64 { return float64(e.SketchBytes()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_batch_queue_depth",
-			Help: "Full batches waiting in the work queue for a delta worker or a distributor."},
-			func() float64 { return float64(len(e.Gutters().Batches())) }),
-		distributor.PoolCollector(m.pool.Load),
-	)
+			func() float64 { return float64(runtime.GOMAXPROCS(0)) }))
 	var err error
 	if m.srv, err = metrics.Serve(c.listen, reg, metrics.Config{Logger: log}); err != nil {
 		return nil, err

@@ -7,11 +7,6 @@ import (
 	"io"
 	"os"
 	"strconv"
-	"sync"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"sketchcc/cc"
 	"sketchcc/distributor"
@@ -220,49 +215,6 @@ func writeLines(path string, n int, line func([]byte, int) []byte) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-// startProgress shows a progress bar on stderr, described as what (for
-// example "ingesting"), while count goes to total updates, polling it
-// every 200 ms. The rate shown is an ingest.RateMeter's, hidden
-// until it means something. The returned func stops it and waits.
-func startProgress(mode string, stderr io.Writer, what string, total uint64, count func() uint64) func() {
-	f, isFile := stderr.(*os.File)
-	if mode == "never" || total == 0 || (mode == "auto" && !(isFile && term.IsTerminal(int(f.Fd())))) {
-		return func() {}
-	}
-	bar := progressbar.NewOptions64(int64(total),
-		progressbar.OptionSetWriter(stderr),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(false), // from the bar's own rate; see ingest.RateMeter
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		var m ingest.RateMeter
-		for {
-			select {
-			case <-done:
-				bar.Set64(int64(count()))
-				bar.Finish()
-				return
-			case now := <-t.C:
-				n := count()
-				m.Add(now, n)
-				if r, ok := m.Rate(); ok && r > 0 {
-					left := time.Duration(float64(total-min(n, total)) / r * float64(time.Second))
-					bar.Describe(fmt.Sprintf("%s at %.3g M updates/s, %v left", what, r/1e6, left.Round(time.Second)))
-				}
-				bar.Set64(int64(n))
-			}
-		}
-	})
-	return func() { close(done); wg.Wait() }
 }
 
 func onOff(b bool) string {
