@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"sketchcc/internal/cputime"
-	"sketchcc/internal/hugepage"
+	"sketchcc/hugepage"
 	"sketchcc/stream"
 )
 

@@ -44,7 +44,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"sketchcc/internal/hugepage"
+	"sketchcc/hugepage"
 )
 
 // ErrClosed is returned by operations on closed Gutters.
@@ -202,7 +202,7 @@ func (g *Gutters) Release(b Batch) {
 }
 
 // AdviseHugePages asks the kernel to back the gutter slab with transparent
-// huge pages and reports whether it accepted (see internal/hugepage); the
+// huge pages and reports whether it accepted (see package hugepage); the
 // tail lines are advised too when they are large enough. Call it before
 // the first insert; it pays when most gutters get appends.
 func (g *Gutters) AdviseHugePages() bool {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"sketchcc/internal/hugepage"
+	"sketchcc/hugepage"
 )
 
 // BucketBytes is the size of one bucket.
@@ -235,7 +235,7 @@ func (t *Table) ApplyBatch(v uint32, neighbors []uint32) {
 }
 
 // AdviseHugePages asks the kernel to back the table with transparent huge
-// pages and reports whether it accepted (see internal/hugepage). Call it
+// pages and reports whether it accepted (see package hugepage). Call it
 // before the first update. It pays when most vertices get updates; a sparse
 // stream then makes every touched 2 MiB resident instead of every touched
 // sketch.

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"sketchcc/dsu"
-	"sketchcc/internal/hugepage"
+	"sketchcc/hugepage"
 	"sketchcc/sketch"
 	"sketchcc/stream"
 )

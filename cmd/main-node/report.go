@@ -13,7 +13,7 @@ import (
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
 	"sketchcc/internal/cputime"
-	"sketchcc/internal/hugepage"
+	"sketchcc/hugepage"
 	"sketchcc/sketch"
 	"sketchcc/stream"
 )
