@@ -7,8 +7,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"sketchcc/internal/cputime"
 	"sketchcc/hugepage"
+	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
 

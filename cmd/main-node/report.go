@@ -10,10 +10,10 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/distributor"
+	"sketchcc/hugepage"
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
 	"sketchcc/internal/cputime"
-	"sketchcc/hugepage"
 	"sketchcc/sketch"
 	"sketchcc/stream"
 )
