@@ -10,10 +10,12 @@ import (
 	"time"
 )
 
-// launchInstances starts the main node, then the workers that join it,
+// launchInstances starts the main node in the first of subnets whose zone
+// has capacity for it, then the workers that join it in the same subnet
+// (one zone: the cluster placement group and the network between them),
 // and waits until all run. It returns the main node's instance id and
-// private IP.
-func launchInstances(ctx context.Context, e *env, c launchConfig, common instanceArgs, uploaded []binary,
+// private IP. When the workers fail to start, its error says what runs.
+func launchInstances(ctx context.Context, e *env, c launchConfig, common instanceArgs, subnets []subnet, uploaded []binary,
 	streamURI string, src streamSource) (mainID, mainIP string, err error) {
 	n := common.n
 	mainBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam(), StreamURI: streamURI,
@@ -34,11 +36,11 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 		// kron17 instead of the default's 34.
 		mainBoot.KronPass = strconv.Itoa(1 << 30)
 	}
-	step(e, "Starting the main node (%s)…", c.mainType)
-	mainIDs, mainIPs, err := runInstances(ctx, e, common, "main", c.mainType, 1, false, c.mainVolumeGiB, mainBoot)
+	mainIDs, mainIPs, at, err := startMain(ctx, e, c, common, subnets, mainBoot)
 	if err != nil {
 		return "", "", err
 	}
+	common.subnet = at.id
 	mainIP = "<main node private ip>"
 	if !e.dry {
 		mainID, mainIP = mainIDs[0], mainIPs[0]
@@ -46,8 +48,14 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 	workerBoot.MainAddr = fmt.Sprintf("%s:%d", mainIP, gossipPort)
 	ids := mainIDs
 	if c.workers > 0 {
-		step(e, "Starting %d workers (%s)…", c.workers, c.workerType)
+		step(e, "Starting %d workers (%s) in %s…", c.workers, c.workerType, at.zone)
 		workerIDs, _, err := runInstances(ctx, e, common, "worker", c.workerType, c.workers, c.spot, 0, workerBoot)
+		if err != nil && !e.dry {
+			return "", "", fmt.Errorf("the workers did not start: %w\nrunning now: the main node %s (%s in %s), billed at $%s/h for the instance, "+
+				"$%.4f/h with its %d GiB gp3 volume and public IPv4 address (on-demand list prices, %s)",
+				err, mainID, c.mainType, at.zone, strconv.FormatFloat(onDemand[c.mainType], 'f', -1, 64),
+				onDemand[c.mainType]+mainVolumePerHour(c.mainVolumeGiB)+publicIPv4PerHour, c.mainVolumeGiB, priceRegion)
+		}
 		if err != nil {
 			return "", "", err
 		}
@@ -61,6 +69,33 @@ func launchInstances(ctx context.Context, e *env, c launchConfig, common instanc
 		return "", "", err
 	}
 	return mainID, mainIP, nil
+}
+
+// startMain starts the main node in the first of subnets whose zone has
+// capacity for it (EC2's "insufficient instance capacity" error moves on
+// to the next zone), and returns its id and private IP (each in a slice,
+// as runInstances) and the subnet it runs in.
+func startMain(ctx context.Context, e *env, c launchConfig, ia instanceArgs, subnets []subnet, boot bootConfig) ([]string, []string, subnet, error) {
+	var full []string
+	for i, sn := range subnets {
+		ia.subnet = sn.id
+		if i == 0 {
+			step(e, "Starting the main node (%s) in %s…", c.mainType, sn.zone)
+		} else {
+			step(e, "No %s capacity in %s; starting the main node in %s…", c.mainType, subnets[i-1].zone, sn.zone)
+		}
+		ids, ips, err := runInstances(ctx, e, ia, "main", c.mainType, 1, false, c.mainVolumeGiB, boot)
+		if awsCode(err) != "InsufficientInstanceCapacity" {
+			return ids, ips, sn, err
+		}
+		full = append(full, sn.zone)
+	}
+	tried := "every default subnet's zone tried"
+	if c.subnet != "" {
+		tried = "the zone of --subnet " + c.subnet + "; leave it out to try every zone"
+	}
+	return nil, nil, subnet{}, fmt.Errorf("aws ec2 run-instances: InsufficientInstanceCapacity: no %s capacity in %s (%s); "+
+		"try again later, or another --main-type or --region", c.mainType, strings.Join(full, ", "), tried)
 }
 
 type instanceArgs struct {

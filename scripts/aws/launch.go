@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
 	addFleetFlags(fs, &c.fleet)
 	fs.IntVar(&c.mainVolumeGiB, "main-volume-gib", 0, "EBS volume of the main node in GiB (0: the stream's size + 16, at least 30)")
 	fs.StringVar(&c.run, "run", "", "run id (default sketchcc-YYYYMMDD-HHMMSS-XXXX)")
-	fs.StringVar(&c.subnet, "subnet", "", "subnet id (default: the region's first default subnet)")
+	fs.StringVar(&c.subnet, "subnet", "", "subnet id (default: the region's default subnets, one zone after another while a zone has no capacity for the main node)")
 	fs.StringVar(&c.mainArgs, "main-args", "", "extra main-node flags, e.g. '--queries 20'")
 	fs.StringVar(&c.binDir, "bin-dir", "", "directory holding linux/amd64 main-node, worker and streamtool (default: go build them)")
 	fs.StringVar(&c.sshKey, "ssh-key", "", "EC2 key pair name for SSH (default none: use aws ssm start-session)")
@@ -318,8 +319,8 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	if err != nil {
 		return err
 	}
-	common := instanceArgs{image: at.image, subnet: at.subnet, sg: sg, n: n, sshKey: c.sshKey}
-	mainID, mainIP, err := launchInstances(ctx, e, c, common, uploaded, streamURI, src)
+	common := instanceArgs{image: at.image, sg: sg, n: n, sshKey: c.sshKey}
+	mainID, mainIP, err := launchInstances(ctx, e, c, common, at.subnets, uploaded, streamURI, src)
 	if err != nil {
 		return err
 	}
@@ -333,15 +334,23 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	return nil
 }
 
-// site is where a run launches: the account, the AMI, the subnet and its
-// VPC (placeholders in a dry run).
-type site struct{ account, image, subnet, vpc string }
+// site is where a run launches: the account, the AMI, the subnets to try
+// in order and their VPC (placeholders in a dry run).
+type site struct {
+	account, image, vpc string
+	subnets             []subnet
+}
 
-// lookUp reads the account, the latest AMI of amiParam and the subnet
-// (the default one of an AZ unless --subnet gives it).
+// subnet is a subnet and its availability zone.
+type subnet struct{ id, zone string }
+
+// lookUp reads the account, the latest AMI of amiParam and the subnets:
+// the region's default ones, one per availability zone, in zone order,
+// unless --subnet gives the only one.
 func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
 	a := e.aws
-	at := site{account: "<account>", image: "<ami from " + amiParam + ">", subnet: "<subnet>", vpc: "<vpc of the subnet>"}
+	at := site{account: "<account>", image: "<ami from " + amiParam + ">", vpc: "<vpc of the subnet>",
+		subnets: []subnet{{"<subnet>", "<zone>"}}}
 	var ident struct{ Account string }
 	if err := a.runJSON(ctx, &ident, "sts", "get-caller-identity"); err != nil {
 		return site{}, err
@@ -370,7 +379,11 @@ func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
 		if len(subnets.Subnets) == 0 {
 			return site{}, fmt.Errorf("aws ec2 describe-subnets: no default subnet in %s; give --subnet", e.region)
 		}
-		at.subnet, at.vpc = subnets.Subnets[0].SubnetId, subnets.Subnets[0].VpcId
+		at.vpc, at.subnets = subnets.Subnets[0].VpcId, nil
+		for _, sn := range subnets.Subnets {
+			at.subnets = append(at.subnets, subnet{sn.SubnetId, sn.AvailabilityZone})
+		}
+		slices.SortFunc(at.subnets, func(a, b subnet) int { return strings.Compare(a.zone, b.zone) })
 	}
 	return at, nil
 }
