@@ -196,7 +196,7 @@ up to --max-bitmap-bytes, else a hash set of the edges.
 			if fe.Index >= 0 {
 				f.Index, f.Offset = &fe.Index, &fe.Offset
 			}
-			fmt.Fprintf(e.stderr, "streamtool: invalid stream: %v\n", err)
+			fmt.Fprintf(e.stderr, "streamtool: invalid stream: %v%s\n", err, textHint(path))
 			if err := e.printJSON(f); err != nil {
 				return err
 			}

@@ -85,9 +85,10 @@ type Summary struct {
 	// Passes is the number of window passes that wrote the stream.
 	Passes int `json:"passes"`
 	// Scale and Drops describe a Kronecker graph: 2^Scale vertices and the
-	// expected number of R-MAT drops of the Poisson model.
-	Scale int     `json:"scale,omitempty"`
-	Drops float64 `json:"drops,omitempty"`
+	// expected number of R-MAT drops of the Poisson model, rounded to the
+	// nearest whole drop (a count, not a measurement).
+	Scale int    `json:"scale,omitempty"`
+	Drops uint64 `json:"drops,omitempty"`
 	// Density is the edge probability of an Erdős–Rényi graph, or the
 	// target share of pairs that are edges of a Kronecker graph.
 	Density float64 `json:"density"`

@@ -67,7 +67,7 @@ func Kron(ctx context.Context, cfg KronConfig, out, cum io.Writer) (Summary, err
 	m := kronModel(cfg.Scale, cfg.Density)
 	g := newPairGen(m.modelParams, cfg.Config)
 	s, err := g.generate(ctx, "kron", out, cum)
-	s.Seed, s.Scale, s.Drops, s.Density = cfg.Seed, cfg.Scale, m.drops, cfg.Density
+	s.Seed, s.Scale, s.Drops, s.Density = cfg.Seed, cfg.Scale, uint64(math.Round(m.drops)), cfg.Density
 	return s, err
 }
 

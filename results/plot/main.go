@@ -10,6 +10,11 @@
 //	    queries per stream;
 //	  - peak-rss-vs-vertices.png, from ingest-*.md: peak RSS and sketch
 //	    bytes against vertices.
+//
+// Legends go below the data, never over a point. Each PNG carries, in
+// iTXt chunks, the text of what it shows (series, points, axes) and the
+// toolchain that drew it; TestPlotsCurrent fails when a committed plot is
+// not what the committed tables give.
 package main
 
 import (
@@ -17,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,8 +32,6 @@ import (
 	"github.com/spf13/pflag"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"sketchcc/internal/cli"
 )
@@ -56,36 +60,46 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cli.PrintVersion(stdout, "plot")
 	}
 	log := cli.NewLogger(stderr, format, level)
+	return drawAll(*dir, *dir, log)
+}
+
+// plots are the files the command writes, each with the tables it reads
+// (rssPlot reads every ingest-kron*.md).
+var plots = []struct {
+	pattern, out string
+	draw         func(*table) (*figure, error)
+}{
+	{"cluster-*.md", "ingestion-vs-workers.png", ingestionPlot},
+	{"queries-*.md", "query-latency.png", latencyPlot},
+	{"ingest-kron*.md", "peak-rss-vs-vertices.png", nil},
+}
+
+// drawAll draws every plot from the tables in dir into outDir. It draws
+// what it can and returns the errors of the others, joined.
+func drawAll(dir, outDir string, log *slog.Logger) error {
 	var errs []error
-	for _, p := range []struct {
-		pattern, out string
-		draw         func(*table) (*plot.Plot, error)
-	}{
-		{"cluster-*.md", "ingestion-vs-workers.png", ingestionPlot},
-		{"queries-*.md", "query-latency.png", latencyPlot},
-		{"ingest-kron*.md", "peak-rss-vs-vertices.png", nil},
-	} {
-		var pl *plot.Plot
+	for _, p := range plots {
+		var f *figure
 		var src string
 		var err error
 		if p.draw == nil {
-			pl, src, err = rssPlot(*dir)
+			f, src, err = rssPlot(dir)
 		} else {
-			pl, src, err = drawNewest(*dir, p.pattern, p.draw)
+			f, src, err = drawNewest(dir, p.pattern, p.draw)
 		}
 		if err == nil {
-			err = save(pl, filepath.Join(*dir, p.out))
+			err = save(f, filepath.Join(outDir, p.out))
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", p.out, err))
 			continue
 		}
-		log.Info("wrote a plot", "file", filepath.Join(*dir, p.out), "tables", src)
+		log.Info("wrote a plot", "file", filepath.Join(outDir, p.out), "tables", src)
 	}
 	return errors.Join(errs...)
 }
 
-func drawNewest(dir, pattern string, draw func(*table) (*plot.Plot, error)) (*plot.Plot, string, error) {
+func drawNewest(dir, pattern string, draw func(*table) (*figure, error)) (*figure, string, error) {
 	f, err := newest(dir, pattern)
 	if err != nil {
 		return nil, "", err
@@ -101,8 +115,14 @@ func drawNewest(dir, pattern string, draw func(*table) (*plot.Plot, error)) (*pl
 	return p, f, err
 }
 
-func save(p *plot.Plot, path string) error {
-	return p.Save(18*vg.Centimeter, 12*vg.Centimeter, path)
+// save writes f as a PNG at path that carries f.describe() and the
+// renderer, which TestPlotsCurrent compares with a fresh drawing.
+func save(f *figure, path string) error {
+	b, err := f.png()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, withText(b, keyDescription, f.describe(), keyRenderer, renderer()), 0o644)
 }
 
 // groupBy collects (x, y) points per key over t's rows; keep filters rows.
@@ -204,7 +224,7 @@ const (
 // local-only rate per core of this 2-core machine, N × 16 × the rate with
 // one 1-thread worker, N × a worker's network bytes/s and the main node's
 // network bytes/s, both divided by the measured network bytes per update.
-func ingestionPlot(t *table) (*plot.Plot, error) {
+func ingestionPlot(t *table) (*figure, error) {
 	idx, err := t.cols("stream", "setup", "updates/s", "network B/update")
 	if err != nil {
 		return nil, err
@@ -240,7 +260,10 @@ func ingestionPlot(t *table) (*plot.Plot, error) {
 	p.Y.Label.Text = "updates/s"
 	logAxes(p, true, true)
 	p.Y.Min, p.X.Max = 1e6, 64
-	var series []any
+	// The worker counts of the measurements and projections, not only
+	// the powers of ten.
+	p.X.Tick.Marker = plot.ConstantTicks(workerTicks)
+	var ss, projs []series
 	for _, s := range streams {
 		m := median(pts[s])
 		var measured, proj plotter.XYs
@@ -259,25 +282,79 @@ func ingestionPlot(t *table) (*plot.Plot, error) {
 		if len(measured) == 0 {
 			return nil, fmt.Errorf("%s: no cluster rows for %s", t.file, s)
 		}
-		series = append(series, s+" measured (2-core box)", measured)
+		ss = append(ss, series{s + " measured (2-core box)", measured})
 		if local > 0 && one > 0 {
-			for _, n := range []float64{1, 2, 4, 8, 16, 40, 64} {
+			for _, n := range projectedWorkers {
 				proj = append(proj, plotter.XY{X: n, Y: min(mainVCPUs*local/2, n*workerVCPUs*one,
 					n*workerNICBytes/bytesPerUpdate, mainNICBytes/bytesPerUpdate)})
 			}
-			series = append(series, s+" projected on EC2", proj)
+			projs = append(projs, series{s + " projected on EC2", proj})
 		}
 	}
-	series = append(series, "Landscape (1.7 M/s per machine)", landscapeEarly, "Landscape, 40 × c5.4xlarge", landscapeFinal)
-	if err := plotutil.AddLinePoints(p, series...); err != nil {
-		return nil, err
+	ss = append(ss, mergeClose(projs, 0.05)...)
+	ss = append(ss, series{"Landscape (1.7 M/s per machine)", landscapeEarly}, series{"Landscape, 40 × c5.4xlarge", landscapeFinal})
+	return newFigure(p, ss)
+}
+
+// projectedWorkers are the fleet sizes the projection is drawn at.
+var projectedWorkers = []float64{1, 2, 4, 8, 16, 40, 64}
+
+// workerTicks label the ingestion plot's x axis at projectedWorkers.
+var workerTicks = func() []plot.Tick {
+	var ts []plot.Tick
+	for _, n := range projectedWorkers {
+		ts = append(ts, plot.Tick{Value: n, Label: strconv.FormatFloat(n, 'g', -1, 64)})
 	}
-	return p, nil
+	return ts
+}()
+
+// mergeClose merges the projections (named "STREAM projected on EC2")
+// that lie within tol of the group's first at every point into one
+// series, drawn at the lowest of their values, so that lines which would
+// hide each other are one line named for every stream in it.
+func mergeClose(projs []series, tol float64) []series {
+	var groups [][]series
+	close := func(a, b plotter.XYs) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if a[i].X != b[i].X || math.Abs(a[i].Y-b[i].Y) > tol*max(a[i].Y, b[i].Y) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, p := range projs {
+		i := slices.IndexFunc(groups, func(g []series) bool { return close(g[0].pts, p.pts) })
+		if i < 0 {
+			groups = append(groups, []series{p})
+			continue
+		}
+		groups[i] = append(groups[i], p)
+	}
+	var out []series
+	for _, g := range groups {
+		if len(g) == 1 {
+			out = append(out, g[0])
+			continue
+		}
+		var streams []string
+		pts := slices.Clone(g[0].pts)
+		for _, s := range g {
+			streams = append(streams, strings.TrimSuffix(s.name, " projected on EC2"))
+			for i := range pts {
+				pts[i].Y = min(pts[i].Y, s.pts[i].Y)
+			}
+		}
+		out = append(out, series{fmt.Sprintf("%s projected on EC2 (within %.0f%%)", strings.Join(streams, ", "), 100*tol), pts})
+	}
+	return out
 }
 
 // latencyPlot draws the median flush and CC latency against queries per
 // stream (mid-stream queries + the final one), greedy on.
-func latencyPlot(t *table) (*plot.Plot, error) {
+func latencyPlot(t *table) (*figure, error) {
 	idx, err := t.cols("stream", "queries during stream", "greedy", "flush s", "CC s")
 	if err != nil {
 		return nil, err
@@ -287,7 +364,7 @@ func latencyPlot(t *table) (*plot.Plot, error) {
 	p.X.Label.Text = "queries per stream"
 	p.Y.Label.Text = "seconds per query (median)"
 	logAxes(p, true, true)
-	var series []any
+	var ss []series
 	for _, phase := range []struct {
 		name string
 		col  int
@@ -305,21 +382,18 @@ func latencyPlot(t *table) (*plot.Plot, error) {
 			return nil, err
 		}
 		for _, s := range streams {
-			series = append(series, s+" "+phase.name, median(pts[s]))
+			ss = append(ss, series{s + " " + phase.name, median(pts[s])})
 		}
 	}
-	if len(series) == 0 {
+	if len(ss) == 0 {
 		return nil, fmt.Errorf("%s: no rows with greedy on", t.file)
 	}
-	if err := plotutil.AddLinePoints(p, series...); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return newFigure(p, ss)
 }
 
 // rssPlot draws peak RSS and sketch bytes against vertices from every
 // ingest-kron*.md table, one series per batch factor (run medians).
-func rssPlot(dir string) (*plot.Plot, string, error) {
+func rssPlot(dir string) (*figure, string, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "ingest-kron*.md"))
 	if err != nil || len(files) == 0 {
 		return nil, "", fmt.Errorf("no table ingest-kron*.md in %s", dir)
@@ -371,13 +445,17 @@ func rssPlot(dir string) (*plot.Plot, string, error) {
 	p.X.Label.Text = "vertices"
 	p.Y.Label.Text = "bytes"
 	logAxes(p, true, true)
-	var series []any
+	// Ticks at the streams' vertex counts, not only at the powers of ten.
+	var ticks []plot.Tick
+	for _, pt := range median(sketch) {
+		ticks = append(ticks, plot.Tick{Value: pt.X, Label: strconv.FormatFloat(pt.X, 'f', -1, 64)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	var ss []series
 	for _, bf := range factors {
-		series = append(series, "peak RSS, "+bf, median(rss[bf]))
+		ss = append(ss, series{"peak RSS, " + bf, median(rss[bf])})
 	}
-	series = append(series, "sketch bytes", median(sketch))
-	if err := plotutil.AddLinePoints(p, series...); err != nil {
-		return nil, "", err
-	}
-	return p, strings.Join(files, ", "), nil
+	ss = append(ss, series{"sketch bytes", median(sketch)})
+	f, err := newFigure(p, ss)
+	return f, strings.Join(files, ", "), err
 }

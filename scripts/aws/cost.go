@@ -93,15 +93,21 @@ func knownTypes() []string {
 	return ts
 }
 
+// mainVolumePerHour is the price of the main node's gp3 volume of gib GiB
+// in US dollars per hour; 0 for no volume.
+func mainVolumePerHour(gib int) float64 {
+	if gib <= 0 {
+		return 0
+	}
+	return (float64(gib)*gp3PerGiBMonth + (mainIOPS-3000)*gp3PerIOPSMonth +
+		(mainThroughput-125)*gp3PerMBpsMonth) / hoursPerMonth
+}
+
 // printEstimate writes the estimate and returns the hourly total.
 func printEstimate(w io.Writer, f fleet) float64 {
 	mainH := onDemand[f.mainType]
 	workerH := onDemand[f.workerType] * float64(f.workers)
-	ebsH := 0.0
-	if f.mainVolumeGiB > 0 {
-		ebsH = (float64(f.mainVolumeGiB)*gp3PerGiBMonth + (mainIOPS-3000)*gp3PerIOPSMonth +
-			(mainThroughput-125)*gp3PerMBpsMonth) / hoursPerMonth
-	}
+	ebsH := mainVolumePerHour(f.mainVolumeGiB)
 	ipH := publicIPv4PerHour * float64(f.workers+1)
 	total := mainH + workerH + ebsH + ipH
 	fmt.Fprintf(w, "Cost estimate (on-demand Linux list prices, %s, table dated %s):\n", priceRegion, priceDate)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,7 +82,7 @@ func setupLaunch(fs *pflag.FlagSet) func(context.Context, *env) error {
 	addFleetFlags(fs, &c.fleet)
 	fs.IntVar(&c.mainVolumeGiB, "main-volume-gib", 0, "EBS volume of the main node in GiB (0: the stream's size + 16, at least 30)")
 	fs.StringVar(&c.run, "run", "", "run id (default sketchcc-YYYYMMDD-HHMMSS-XXXX)")
-	fs.StringVar(&c.subnet, "subnet", "", "subnet id (default: the region's first default subnet)")
+	fs.StringVar(&c.subnet, "subnet", "", "subnet id (default: the region's default subnets, one zone after another while a zone has no capacity for the main node)")
 	fs.StringVar(&c.mainArgs, "main-args", "", "extra main-node flags, e.g. '--queries 20'")
 	fs.StringVar(&c.binDir, "bin-dir", "", "directory holding linux/amd64 main-node, worker and streamtool (default: go build them)")
 	fs.StringVar(&c.sshKey, "ssh-key", "", "EC2 key pair name for SSH (default none: use aws ssm start-session)")
@@ -318,8 +319,8 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	if err != nil {
 		return err
 	}
-	common := instanceArgs{image: at.image, subnet: at.subnet, sg: sg, n: n, sshKey: c.sshKey}
-	mainID, mainIP, err := launchInstances(ctx, e, c, common, uploaded, streamURI, src)
+	common := instanceArgs{image: at.image, sg: sg, n: n, sshKey: c.sshKey}
+	mainID, mainIP, err := launchInstances(ctx, e, c, common, at.subnets, uploaded, streamURI, src)
 	if err != nil {
 		return err
 	}
@@ -333,15 +334,23 @@ func launchSteps(ctx context.Context, e *env, c launchConfig, n names, src strea
 	return nil
 }
 
-// site is where a run launches: the account, the AMI, the subnet and its
-// VPC (placeholders in a dry run).
-type site struct{ account, image, subnet, vpc string }
+// site is where a run launches: the account, the AMI, the subnets to try
+// in order and their VPC (placeholders in a dry run).
+type site struct {
+	account, image, vpc string
+	subnets             []subnet
+}
 
-// lookUp reads the account, the latest AMI of amiParam and the subnet
-// (the default one of an AZ unless --subnet gives it).
+// subnet is a subnet and its availability zone.
+type subnet struct{ id, zone string }
+
+// lookUp reads the account, the latest AMI of amiParam and the subnets:
+// the region's default ones, one per availability zone, in zone order,
+// unless --subnet gives the only one.
 func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
 	a := e.aws
-	at := site{account: "<account>", image: "<ami from " + amiParam + ">", subnet: "<subnet>", vpc: "<vpc of the subnet>"}
+	at := site{account: "<account>", image: "<ami from " + amiParam + ">", vpc: "<vpc of the subnet>",
+		subnets: []subnet{{"<subnet>", "<zone>"}}}
 	var ident struct{ Account string }
 	if err := a.runJSON(ctx, &ident, "sts", "get-caller-identity"); err != nil {
 		return site{}, err
@@ -370,7 +379,11 @@ func lookUp(ctx context.Context, e *env, c launchConfig) (site, error) {
 		if len(subnets.Subnets) == 0 {
 			return site{}, fmt.Errorf("aws ec2 describe-subnets: no default subnet in %s; give --subnet", e.region)
 		}
-		at.subnet, at.vpc = subnets.Subnets[0].SubnetId, subnets.Subnets[0].VpcId
+		at.vpc, at.subnets = subnets.Subnets[0].VpcId, nil
+		for _, sn := range subnets.Subnets {
+			at.subnets = append(at.subnets, subnet{sn.SubnetId, sn.AvailabilityZone})
+		}
+		slices.SortFunc(at.subnets, func(a, b subnet) int { return strings.Compare(a.zone, b.zone) })
 	}
 	return at, nil
 }
@@ -449,143 +462,4 @@ func createGroups(ctx context.Context, e *env, c launchConfig, n names, vpc stri
 		return "", err
 	}
 	return sg.GroupId, nil
-}
-
-// launchInstances starts the main node, then the workers that join it,
-// and waits until all run. It returns the main node's instance id and
-// private IP.
-func launchInstances(ctx context.Context, e *env, c launchConfig, common instanceArgs, uploaded []binary,
-	streamURI string, src streamSource) (mainID, mainIP string, err error) {
-	n := common.n
-	mainBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam(), StreamURI: streamURI,
-		Workers: strconv.Itoa(c.workers), OutPrefix: n.s3("out"), MainArgs: c.mainArgs}
-	workerBoot := bootConfig{Run: n.run, Region: e.region, KeyParam: n.keyParam()}
-	for _, b := range uploaded {
-		if b.Name == "worker" {
-			workerBoot.Binaries = append(workerBoot.Binaries, b)
-		} else {
-			mainBoot.Binaries = append(mainBoot.Binaries, b)
-		}
-	}
-	if src.kronScale > 0 {
-		mainBoot.KronScale = strconv.Itoa(src.kronScale)
-	}
-	if src.kronScale >= 16 {
-		// As results/lib.sh: 2^30 updates (8 GiB) a pass, 5 passes for
-		// kron17 instead of the default's 34.
-		mainBoot.KronPass = strconv.Itoa(1 << 30)
-	}
-	step(e, "Starting the main node (%s)…", c.mainType)
-	mainIDs, mainIPs, err := runInstances(ctx, e, common, "main", c.mainType, 1, false, c.mainVolumeGiB, mainBoot)
-	if err != nil {
-		return "", "", err
-	}
-	mainIP = "<main node private ip>"
-	if !e.dry {
-		mainID, mainIP = mainIDs[0], mainIPs[0]
-	}
-	workerBoot.MainAddr = fmt.Sprintf("%s:%d", mainIP, gossipPort)
-	ids := mainIDs
-	if c.workers > 0 {
-		step(e, "Starting %d workers (%s)…", c.workers, c.workerType)
-		workerIDs, _, err := runInstances(ctx, e, common, "worker", c.workerType, c.workers, c.spot, 0, workerBoot)
-		if err != nil {
-			return "", "", err
-		}
-		ids = append(ids, workerIDs...)
-	}
-	if e.dry {
-		ids = []string{"<instance ids>"}
-	}
-	step(e, "Waiting until the %d instances run…", len(ids))
-	if _, err := e.aws.run(ctx, append([]string{"ec2", "wait", "instance-running", "--instance-ids"}, ids...)...); err != nil {
-		return "", "", err
-	}
-	return mainID, mainIP, nil
-}
-
-type instanceArgs struct {
-	image, subnet, sg, sshKey string
-	n                         names
-}
-
-// runInstances starts count instances of one role and returns their ids
-// and private addresses. It retries while EC2 does not yet see the new
-// instance profile.
-func runInstances(ctx context.Context, e *env, ia instanceArgs, role, typ string, count int, spot bool, volumeGiB int, boot bootConfig) ([]string, []string, error) {
-	ud, err := userData(boot)
-	if err != nil {
-		return nil, nil, err
-	}
-	dir, err := os.MkdirTemp("", "sketchcc-ud")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer os.RemoveAll(dir)
-	udPath := filepath.Join(dir, role+".yaml")
-	if err := os.WriteFile(udPath, []byte(ud), 0o600); err != nil {
-		return nil, nil, err
-	}
-	if e.dry {
-		fmt.Fprintf(e.stdout, "# user-data of the %s, in the temporary file %s:\n", role, udPath)
-		for _, l := range strings.Split(strings.TrimRight(ud, "\n"), "\n") {
-			fmt.Fprintln(e.stdout, "#   "+l)
-		}
-	}
-	tags := []map[string]any{}
-	types := []string{"instance", "volume"}
-	if spot {
-		types = append(types, "spot-instances-request")
-	}
-	for _, rt := range types {
-		tags = append(tags, map[string]any{"ResourceType": rt, "Tags": []map[string]string{
-			{"Key": tagKey, "Value": ia.n.run}, {"Key": "Name", "Value": ia.n.run + "-" + role}, {"Key": "sketchcc-role", "Value": role}}})
-	}
-	args := []string{"ec2", "run-instances", "--image-id", ia.image, "--instance-type", typ,
-		"--count", strconv.Itoa(count), "--subnet-id", ia.subnet, "--security-group-ids", ia.sg,
-		"--placement", mustJSON(map[string]string{"GroupName": ia.n.run}),
-		"--iam-instance-profile", mustJSON(map[string]string{"Name": ia.n.run}),
-		"--user-data", "file://" + udPath, "--tag-specifications", mustJSON(tags),
-		"--metadata-options", mustJSON(map[string]any{"HttpTokens": "required"})}
-	if volumeGiB > 0 {
-		args = append(args, "--block-device-mappings", mustJSON([]map[string]any{{"DeviceName": "/dev/xvda",
-			"Ebs": map[string]any{"VolumeSize": volumeGiB, "VolumeType": "gp3", "Iops": mainIOPS, "Throughput": mainThroughput, "DeleteOnTermination": true}}}))
-	}
-	if spot {
-		args = append(args, "--instance-market-options", mustJSON(map[string]any{"MarketType": "spot",
-			"SpotOptions": map[string]string{"SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}))
-	}
-	if ia.sshKey != "" {
-		args = append(args, "--key-name", ia.sshKey)
-	}
-	var res struct {
-		Instances []struct{ InstanceId, PrivateIpAddress string }
-	}
-	for attempt := 1; ; attempt++ {
-		err = e.aws.runJSON(ctx, &res, args...)
-		if err == nil || attempt == 12 || awsCode(err) != "InvalidParameterValue" || !strings.Contains(err.Error(), "iamInstanceProfile") {
-			break
-		}
-		e.log.Info("the instance profile is not visible to EC2 yet; retrying", "attempt", attempt)
-		select {
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		case <-time.After(retryDelay):
-		}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var ids, ips []string
-	for _, in := range res.Instances {
-		ids = append(ids, in.InstanceId)
-		ips = append(ips, in.PrivateIpAddress)
-	}
-	if !e.dry && len(ids) != count {
-		return nil, nil, fmt.Errorf("aws ec2 run-instances: asked for %d %s instances, got %d", count, role, len(ids))
-	}
-	if !e.dry {
-		e.log.Info("instances started", "role", role, "type", typ, "instances", ids)
-	}
-	return ids, ips, nil
 }

@@ -255,7 +255,7 @@ func (s *State) runInstances(c Call) (any, *apiError) {
 		return nil, awsErr("InvalidParameterValue", "Value (%s) for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name", prof.Name)
 	}
 	typ := Flag(a, "--instance-type")
-	if slices.Contains(s.NoCapacity, zone) {
+	if slices.Contains(s.NoCapacity, zone) || slices.Contains(s.NoCapacity, zone+"/"+typ) {
 		return nil, awsErr("InsufficientInstanceCapacity", "We currently do not have sufficient %s capacity in the Availability Zone you requested (%s). Our system will be working on provisioning additional capacity.", typ, zone)
 	}
 	for _, in := range r.Instances {

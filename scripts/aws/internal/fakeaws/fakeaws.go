@@ -18,7 +18,9 @@
 //     "InvalidInstanceId"). The waiters advance the clock as the real ones
 //     poll, and give up after as many polls as the real ones.
 //   - NoCapacity makes run-instances fail with "InsufficientInstanceCapacity"
-//     in the zones it names.
+//     in the zones it names ("us-east-1a": for every instance type), or for
+//     one type in one zone ("us-east-1a/c5.4xlarge"), as real capacity is
+//     per type and zone.
 //
 // The command is fakeaws/aws; the tests build it once and put it on PATH.
 package fakeaws
@@ -119,7 +121,7 @@ type State struct {
 	N          int // the last id handed out
 	Clock      int // calls answered so far, and the waiters' polls
 	Lag        Lag
-	NoCapacity []string // zones without capacity for any instance type
+	NoCapacity []string // "ZONE" without capacity for any type, "ZONE/TYPE" for one
 }
 
 // Load reads the state file at path; an empty file is a fresh state.
