@@ -36,7 +36,9 @@
 // bytes an update), in checksummed blocks that decode independently. Its
 // first word is 0, a vertex count the binary format rejects (ErrNoVertices),
 // so the two formats cannot be mistaken for each other; IsPacked tells
-// them apart from the first 8 bytes.
+// them apart from the first 8 bytes. NewReader, ReadHeader and Open read
+// either format, telling them apart so: the same Reader, File and Cursor
+// serve both.
 //
 //	offset  size  field
 //	0       4     0        uint32   the binary format's Vertices slot
@@ -63,7 +65,7 @@
 // checksum seeded with k catches a block copied to the wrong place.
 //
 // A reader checks the header's checksum, the file size against the header
-// (OpenPacked), each block's checksum before it returns any of its records,
+// (Open), each block's checksum before it returns any of its records,
 // the padding, and each record (ids below Vertices, no self-loop). A
 // failure is a *FormatError whose Index is the first record of the bad
 // block (or the bad record), whose Offset is the block's byte offset (the

@@ -24,7 +24,7 @@ func BenchmarkPackedReader(b *testing.B) {
 				b.SetBytes(RecordBytes * n)
 				b.ReportAllocs()
 				for b.Loop() {
-					r, err := NewPackedReader(bytes.NewReader(data))
+					r, err := NewReader(bytes.NewReader(data))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -34,7 +34,7 @@ func BenchmarkPackedReader(b *testing.B) {
 						if digest {
 							k, err = r.Read(buf)
 						} else {
-							k, err = r.decode(buf, nil)
+							k, err = r.pk.decode(buf, nil)
 						}
 						total += k
 						if err != nil {

@@ -2,21 +2,20 @@ package stream
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io"
 )
 
-// packedChunk is the most records a PackedReader decodes before it
+// packedChunk is the most records a packedReader decodes before it
 // hashes their canonical 9-byte encodings: 36 KiB of them, which stay in
 // L1/L2 between the decode and the CRC.
 const packedChunk = 4096
 
-// PackedReader decodes a packed stream. It checks every block's CRC-32C
+// packedReader decodes a packed stream for a Reader. It checks every block's CRC-32C
 // before it returns any of its records, and every record: both ids are
 // < Header().Vertices and Src != Dst (the type is one bit, always valid).
 //
-// PackedReader is not safe for concurrent use.
-type PackedReader struct {
+// packedReader is not safe for concurrent use.
+type packedReader struct {
 	r    io.Reader
 	name string
 	l    packedLayout
@@ -42,40 +41,10 @@ type PackedReader struct {
 	scratch []Update
 }
 
-// NewPackedReader reads and checks a packed header from r and returns a
-// PackedReader for the blocks that follow. It returns a *FormatError
-// wrapping ErrEmpty, io.ErrUnexpectedEOF, ErrPackedHeader, ErrChecksum or
-// ErrNoVertices for a bad header. As NewReader does, it reads once past
-// the last block and reports bytes there as ErrTrailing.
-func NewPackedReader(r io.Reader) (*PackedReader, error) {
-	l, err := readPackedHeader(r, "")
-	if err != nil {
-		return nil, err
-	}
-	return newPackedRange(r, "", l, 0, l.h.Updates), nil
-}
-
-func readPackedHeader(r io.Reader, name string) (packedLayout, error) {
-	var hb [PackedHeaderBytes]byte
-	n, err := io.ReadFull(r, hb[:])
-	if err != nil {
-		if n == 0 && err == io.EOF {
-			err = ErrEmpty
-		} else if err == io.EOF || err == io.ErrUnexpectedEOF {
-			err = io.ErrUnexpectedEOF
-		} else {
-			return packedLayout{}, fmt.Errorf("stream: %scannot read header: %w", namePrefix(name), err)
-		}
-		return packedLayout{}, &FormatError{Name: name, Index: -1, Offset: 0, Err: err,
-			Detail: fmt.Sprintf("%d of %d packed header bytes", n, PackedHeaderBytes)}
-	}
-	return decodePackedHeader(hb[:], name)
-}
-
 // newPackedRange returns a reader of records [lo, hi) from r, which is
 // positioned at the start of the block holding lo.
-func newPackedRange(r io.Reader, name string, l packedLayout, lo, hi uint64) *PackedReader {
-	p := &PackedReader{r: r, name: name, l: l, next: lo, limit: hi}
+func newPackedRange(r io.Reader, name string, l packedLayout, lo, hi uint64) *packedReader {
+	p := &packedReader{r: r, name: name, l: l, next: lo, limit: hi}
 	p.cur.last = lo
 	if lo < hi {
 		p.in.blk = lo / l.blockRecords
@@ -85,14 +54,14 @@ func newPackedRange(r io.Reader, name string, l packedLayout, lo, hi uint64) *Pa
 }
 
 // Header returns the stream's header.
-func (p *PackedReader) Header() Header { return p.l.h }
+func (p *packedReader) Header() Header { return p.l.h }
 
 // Digest returns the digest of the canonical 9-byte encodings of the
 // records Read has returned, from the first of the Reader's range on: the
 // digest a binary Reader gives for the same records, so that a checkpoint
 // taken on a binary stream checks against its packed copy and back.
 // Records ReadRaw returned are not hashed.
-func (p *PackedReader) Digest() Digest { return p.digest }
+func (p *packedReader) Digest() Digest { return p.digest }
 
 // Read decodes up to len(dst) updates into dst. See Source.Read. A block
 // whose checksum fails, or a record that fails a check, ends the stream
@@ -101,7 +70,7 @@ func (p *PackedReader) Digest() Digest { return p.digest }
 // and ErrTruncated. Records of a block are returned only once the whole
 // block is read and checked. Errors of the underlying reader are returned
 // once, as Reader.Read does.
-func (p *PackedReader) Read(dst []Update) (int, error) {
+func (p *packedReader) Read(dst []Update) (int, error) {
 	n := 0
 	for n < len(dst) {
 		k := min(len(dst)-n, packedChunk)
@@ -128,7 +97,7 @@ func (p *PackedReader) Read(dst []Update) (int, error) {
 // they have passed every check already. They are not hashed into Digest.
 // At the end of the records, and for a bad, short or failing input, it
 // returns none and the error Read would.
-func (p *PackedReader) ReadRaw() (recs []byte, first uint64, err error) {
+func (p *packedReader) ReadRaw() (recs []byte, first uint64, err error) {
 	if p.raw == nil {
 		p.raw = make([]byte, packedChunk*RecordBytes)
 	}
@@ -145,7 +114,7 @@ func (p *PackedReader) ReadRaw() (recs []byte, first uint64, err error) {
 
 // took returns err, which ended a call that returned no records, and
 // forgets it when it is a read error to report once.
-func (p *PackedReader) took(err error) error {
+func (p *packedReader) took(err error) error {
 	if err != nil && err == p.pending {
 		p.pending = nil
 	}
@@ -156,7 +125,7 @@ func (p *PackedReader) took(err error) error {
 // their canonical encodings, from the current block or the next ones. It
 // returns how many it decoded and, when that is fewer than len(out), the
 // error that stopped it.
-func (p *PackedReader) decode(out []Update, raw []byte) (int, error) {
+func (p *packedReader) decode(out []Update, raw []byte) (int, error) {
 	n := 0
 	for n < len(out) {
 		if p.err != nil {
