@@ -20,33 +20,6 @@ import (
 // package doc's R).
 const packedBlock = 1 << 16
 
-// packCopy writes the packed copy of the binary stream at path next to it
-// and returns its path.
-func packCopy(t *testing.T, path string) string {
-	t.Helper()
-	in := openStream(t, path)
-	out := filepath.Join(t.TempDir(), filepath.Base(path)+".packed")
-	f, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w, err := stream.NewPackedWriter(f, in.Header())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := in.Reader(0, in.Header().Updates)
-	for r.Next() {
-		if err := w.Write(r.Update()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := errors.Join(r.Err(), w.Close(), f.Close()); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestReadersPacked: the packed copy of a stream gives the binary
 // stream's reference table with 1, 2 and 4 readers, at the end and at
 // positions inside blocks, and the Cursor's digest is the binary
@@ -65,7 +38,7 @@ func TestReadersPacked(t *testing.T) {
 	toggles := filepath.Join(t.TempDir(), "toggles.bin")
 	testgraph.WriteRandomStream(t, toggles, 3000, 300_000, 9, true)
 	for _, bin := range []string{kron, toggles, "../testdata/ca-GrQc.bin"} {
-		packed := packCopy(t, bin)
+		packed := testgraph.PackCopy(t, bin, t.TempDir())
 		binFile := openStream(t, bin)
 		n := binFile.Header().Updates
 		if openStream(t, packed).BlockRecords() != packedBlock {
@@ -105,7 +78,7 @@ func TestReadersPacked(t *testing.T) {
 func TestReadersPackedBadBlock(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "r.bin")
 	testgraph.WriteRandomStream(t, bin, 1000, 5*packedBlock+123, 3, false)
-	packed := packCopy(t, bin)
+	packed := testgraph.PackCopy(t, bin, t.TempDir())
 	data, err := os.ReadFile(packed)
 	if err != nil {
 		t.Fatal(err)

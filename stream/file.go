@@ -166,6 +166,43 @@ func (f *File) ReaderBuf(lo, hi uint64, buf []byte) *Reader {
 	return r
 }
 
+// ReadBinaryAt reads len(b) bytes from offset off of the file's binary
+// encoding into b, as io.ReaderAt does: the file's own bytes for a binary
+// stream; for a packed one, the 12-byte binary header and the canonical
+// 9-byte records the binary copy of the stream would hold, decoded (and
+// checked) from the blocks that hold them. It returns io.EOF when the
+// encoding ends before b is full, and the errors of the file's Readers.
+// It is safe for concurrent use, as Reader is.
+func (f *File) ReadBinaryAt(b []byte, off int64) (int, error) {
+	if f.pl == nil {
+		return f.f.ReadAt(b, off)
+	}
+	if off < 0 {
+		return 0, fmt.Errorf("stream: %s: read at negative offset %d", f.name, off)
+	}
+	n := 0
+	if off < HeaderBytes {
+		n = copy(b, AppendHeader(nil, f.h)[off:])
+	}
+	if n == len(b) {
+		return n, nil
+	}
+	at := off + int64(n) - HeaderBytes // from the first record on
+	first := uint64(at / RecordBytes)
+	skip := int(at % RecordBytes)
+	r := f.Reader(first, first+uint64((skip+len(b)-n+RecordBytes-1)/RecordBytes))
+	for n < len(b) {
+		recs, _, err := r.ReadRaw()
+		c := min(skip, len(recs)) // of the first record, the bytes before off
+		skip -= c
+		n += copy(b[n:], recs[c:])
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
 // Close closes the file. Readers must not be used after it.
 func (f *File) Close() error { return f.f.Close() }
 

@@ -326,3 +326,27 @@ func TestPacked_NotRegular(t *testing.T) {
 func randomUpdatesSeed(vertices uint32, n int) []Update {
 	return randomUpdates(rand.New(rand.NewPCG(uint64(vertices), uint64(n))), vertices, n)
 }
+
+// TestPacked_ReadBinaryAt: a packed File reads back the bytes of its
+// binary copy at any offset and length, and io.EOF past their end.
+func TestPacked_ReadBinaryAt(t *testing.T) {
+	us := randomUpdatesSeed(3000, 5000)
+	bin := encode(t, 3000, us...)
+	f, err := Open(writeFile(t, pack(t, 3000, 64, us...)))
+	requireNoError(t, err)
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := range 200 {
+		off := rng.Int64N(int64(len(bin)) + 20)
+		n := rng.IntN(3000)
+		if i < 3 {
+			off, n = []int64{0, 5, 12}[i], 100
+		}
+		b := make([]byte, n)
+		got, err := f.ReadBinaryAt(b, off)
+		want := bin[min(off, int64(len(bin))):min(off+int64(n), int64(len(bin)))]
+		if !bytes.Equal(b[:got], want) || (got < n) != (err == io.EOF) || err != nil && err != io.EOF {
+			t.Fatalf("ReadBinaryAt(%d bytes, %d): %d bytes, %v; want the %d bytes of the binary copy there", n, off, got, err, len(want))
+		}
+	}
+}

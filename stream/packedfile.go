@@ -130,7 +130,11 @@ func checkPackedSize(l packedLayout, path string, size int64) error {
 		k := min(uint64((size-PackedHeaderBytes)/full), l.blocks()-1)
 		e.Index, e.Offset, e.Err = int64(k*l.blockRecords), l.offset(k), ErrTruncated
 	}
-	e.Detail = fmt.Sprintf("file is %d bytes, header promises %s in %d blocks = %d bytes",
-		size, UpdateCount(l.h.Updates), l.blocks(), want)
+	blocks := fmt.Sprintf("%d blocks", l.blocks())
+	if l.blocks() == 1 {
+		blocks = "1 block"
+	}
+	e.Detail = fmt.Sprintf("file is %d bytes, header promises %s in %s = %d bytes",
+		size, UpdateCount(l.h.Updates), blocks, want)
 	return e
 }
