@@ -90,7 +90,8 @@ var (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // StreamID identifies a binary stream file cheaply: its header, its size
-// in bytes and the CRC-32C of its first and last MiB.
+// in bytes and the CRC-32C of its first and last MiB. A packed stream
+// file has the StreamID of its binary copy.
 type StreamID struct {
 	Vertices   uint32
 	Updates    uint64
@@ -139,6 +140,9 @@ func Identify(path string) (StreamID, error) {
 	if len(buf) < stream.HeaderBytes {
 		return StreamID{}, fmt.Errorf("checkpoint: %s: %d bytes, shorter than a stream header", path, len(buf))
 	}
+	if stream.IsPacked(buf) {
+		return identifyPacked(path)
+	}
 	id.Vertices = binary.LittleEndian.Uint32(buf)
 	id.Updates = binary.LittleEndian.Uint64(buf[4:])
 	id.Head = crc32.Checksum(buf, castagnoli)
@@ -146,6 +150,34 @@ func Identify(path string) (StreamID, error) {
 		return StreamID{}, fmt.Errorf("checkpoint: cannot read %s: %w", path, err)
 	}
 	id.Tail = crc32.Checksum(buf, castagnoli)
+	return id, nil
+}
+
+// identifyPacked returns the StreamID of the packed stream file at path:
+// that of its binary copy, whose size and first and last MiB it decodes,
+// so that a checkpoint taken on one format resumes on the other. It
+// returns the errors of stream.Open and of the reads.
+func identifyPacked(path string) (StreamID, error) {
+	f, err := stream.Open(path)
+	if err != nil {
+		return StreamID{}, fmt.Errorf("checkpoint: cannot identify the stream: %w", err)
+	}
+	defer f.Close()
+	h := f.Header()
+	id := StreamID{Vertices: h.Vertices, Updates: h.Updates, Size: stream.RecordOffset(h.Updates)}
+	buf := make([]byte, min(idBytes, id.Size))
+	crcAt := func(off int64) (uint32, error) {
+		if _, err := f.ReadBinaryAt(buf, off); err != nil {
+			return 0, fmt.Errorf("checkpoint: cannot read %s: %w", path, err)
+		}
+		return crc32.Checksum(buf, castagnoli), nil
+	}
+	if id.Head, err = crcAt(0); err != nil {
+		return StreamID{}, err
+	}
+	if id.Tail, err = crcAt(id.Size - int64(len(buf))); err != nil {
+		return StreamID{}, err
+	}
 	return id, nil
 }
 

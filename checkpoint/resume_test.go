@@ -140,3 +140,22 @@ func TestReadResume(t *testing.T) {
 		t.Errorf("no checkpoint: %v, want Read's %v", err, rerr)
 	}
 }
+
+// TestIdentifyPacked: a packed copy of a stream has its binary file's
+// StreamID, for a stream shorter than the 1 MiB each end hashes and for
+// one longer than two.
+func TestIdentifyPacked(t *testing.T) {
+	for _, n := range []int{1000, 300_000} {
+		dir := t.TempDir()
+		bin := filepath.Join(dir, "s.bin")
+		testgraph.WriteRandomStream(t, bin, 5000, n, 7, false)
+		packed := testgraph.PackCopy(t, bin, dir)
+		want, err := Identify(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Identify(packed); err != nil || got != want {
+			t.Fatalf("%d updates: the packed copy's StreamID is %+v, %v; the binary file's %+v", n, got, err, want)
+		}
+	}
+}

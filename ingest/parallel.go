@@ -100,7 +100,8 @@ type piece struct {
 
 // segment is what the readers of one ingestParallel call share.
 type segment struct {
-	claim atomic.Uint64 // next block's first record
+	lo    uint64        // first record; blocks start at multiples of the block size
+	claim atomic.Uint64 // next block's first record (the first one may be below lo)
 	stop  atomic.Uint64 // no block starting here or later is read
 	mu    struct {
 		sync.Mutex
@@ -160,12 +161,18 @@ func (e *Engine) ingestParallel(ctx context.Context, cur *stream.Cursor, n uint6
 	f := e.fan
 	lo := cur.Pos()
 	hi := lo + min(n, cur.Header().Updates-lo)
-	var seg segment
-	seg.claim.Store(lo)
-	seg.stop.Store(hi)
 	// The readers count into e.updates as they go, for a progress bar.
 	before := e.updates.Load()
 	block := min(blockRecords, max(minBlockRecords, (hi-lo)/uint64(4*e.cfg.Readers)))
+	// A packed stream's blocks are read whole: blocks of records that
+	// start at multiples of theirs read each one once (the first block
+	// claimed starts at lo, the rest at multiples of block).
+	if r := cur.File().BlockRecords(); r > 1 {
+		block = (block + r - 1) / r * r
+	}
+	seg := segment{lo: lo}
+	seg.claim.Store(lo - lo%block)
+	seg.stop.Store(hi)
 	queues := make([]chan []pair, len(f.parts))
 	var inserters sync.WaitGroup
 	for i, p := range f.parts {
@@ -234,6 +241,7 @@ func (e *Engine) readBlocks(ctx context.Context, file *stream.File, block uint64
 			break
 		}
 		bhi := min(blo+block, seg.stop.Load())
+		blo = max(blo, seg.lo)
 		r := file.ReaderBuf(blo, bhi, raw)
 		at := blo
 		var d stream.Digest // of the records the sorter took, [blo, at)

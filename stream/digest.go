@@ -95,7 +95,16 @@ func combineCRC(crcA, crcB uint32, recordsB uint64) uint32 {
 // from the first of the Reader's range on. Records that ReadRaw returned
 // are not hashed (nor counted): its caller decodes them and hashes what
 // it takes itself.
-func (r *Reader) Digest() Digest { return r.digest }
+//
+// For a packed stream it is the digest of the records' canonical 9-byte
+// encodings, the one the binary stream of the same records gives, so that
+// a checkpoint taken on one resumes on the other.
+func (r *Reader) Digest() Digest {
+	if r.pk != nil {
+		return r.pk.digest
+	}
+	return r.digest
+}
 
 // Digest reads records [lo, hi) of f, hi capped at Header().Updates, and
 // returns their digest. It calls progress, when not nil, on the caller's
@@ -103,7 +112,9 @@ func (r *Reader) Digest() Digest { return r.digest }
 // about a megabyte. It returns ctx's cause when ctx is done (it looks
 // before each read), and the read's error, naming the file and the
 // record, when the file is short or cannot be read. It does not check the
-// records: their bytes are what it hashes.
+// records of a binary stream: their bytes are what it hashes. Those of a
+// packed stream it decodes, and checks, into the canonical binary records
+// it hashes, so that the two formats of one stream have one digest.
 func (f *File) Digest(ctx context.Context, lo, hi uint64, progress func(records uint64)) (Digest, error) {
 	r := f.Reader(lo, hi)
 	var d Digest

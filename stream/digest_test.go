@@ -139,7 +139,16 @@ func TestCursorDigest(t *testing.T) {
 	const n = 20_000
 	us := randomUpdates(rand.New(rand.NewPCG(17, 18)), 500, n)
 	data := encode(t, 500, us...)
-	f, err := Open(writeFile(t, data))
+	t.Run("binary", func(t *testing.T) { testCursorDigest(t, data, data) })
+	// A packed copy: the same digests, those of the binary records.
+	t.Run("packed", func(t *testing.T) { testCursorDigest(t, pack(t, 500, 512, us...), data) })
+}
+
+// testCursorDigest runs TestCursorDigest's checks over file, a stream of
+// n records whose binary encoding is data.
+func testCursorDigest(t *testing.T, file, data []byte) {
+	const n = 20_000
+	f, err := Open(writeFile(t, file))
 	requireNoError(t, err)
 	defer f.Close()
 	c := f.Cursor()

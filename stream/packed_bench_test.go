@@ -11,7 +11,8 @@ import (
 // BenchmarkPackedReader decodes 2^20 random updates packed for 2^13,
 // 2^17 and 2^21 vertices, from memory: digest=on is Read (it hashes the
 // canonical 9-byte records, as the binary Reader does), digest=off only
-// unpacks and checks them. bytes/update is the packed size.
+// unpacks and checks them, as a Cursor's Read over a packed file does.
+// bytes/update is the packed size.
 //
 //	go test -run='^$' -bench=PackedReader -count=6 ./stream
 func BenchmarkPackedReader(b *testing.B) {
@@ -24,7 +25,7 @@ func BenchmarkPackedReader(b *testing.B) {
 				b.SetBytes(RecordBytes * n)
 				b.ReportAllocs()
 				for b.Loop() {
-					r, err := NewPackedReader(bytes.NewReader(data))
+					r, err := NewReader(bytes.NewReader(data))
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -34,7 +35,7 @@ func BenchmarkPackedReader(b *testing.B) {
 						if digest {
 							k, err = r.Read(buf)
 						} else {
-							k, err = r.decode(buf, nil)
+							k, err = r.pk.decode(buf, nil)
 						}
 						total += k
 						if err != nil {

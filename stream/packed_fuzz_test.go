@@ -10,7 +10,7 @@ import (
 	"testing/iotest"
 )
 
-// FuzzPackedReader feeds arbitrary bytes to NewPackedReader, seeded with
+// FuzzPackedReader feeds arbitrary bytes to NewReader, seeded with
 // the packed forms of the binary testdata streams and with their blocks
 // cut small. It must never panic; whatever it returns must be valid
 // updates, a prefix of the input's; an error must be a *FormatError or a
@@ -30,7 +30,7 @@ func FuzzPackedReader(f *testing.F) {
 	}
 	f.Add(pack(f, 1000, 8, randomUpdatesSeed(1000, 30)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := NewPackedReader(bytes.NewReader(data))
+		r, err := NewReader(bytes.NewReader(data))
 		if err != nil {
 			checkStreamError(t, err)
 			return
@@ -57,7 +57,7 @@ func FuzzPackedReader(f *testing.F) {
 				t.Fatalf("error at update %d after %d updates: %v", fe.Index, len(us), err)
 			}
 		}
-		r2, err2 := NewPackedReader(iotest.OneByteReader(bytes.NewReader(data)))
+		r2, err2 := NewReader(iotest.OneByteReader(bytes.NewReader(data)))
 		requireNoError(t, err2)
 		us2, err2 := readAll(r2, 1000)
 		if !slices.Equal(us, us2) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {

@@ -2,21 +2,20 @@ package stream
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io"
 )
 
-// packedChunk is the most records a PackedReader decodes before it
+// packedChunk is the most records a packedReader decodes before it
 // hashes their canonical 9-byte encodings: 36 KiB of them, which stay in
 // L1/L2 between the decode and the CRC.
 const packedChunk = 4096
 
-// PackedReader decodes a packed stream. It checks every block's CRC-32C
+// packedReader decodes a packed stream for a Reader. It checks every block's CRC-32C
 // before it returns any of its records, and every record: both ids are
 // < Header().Vertices and Src != Dst (the type is one bit, always valid).
 //
-// PackedReader is not safe for concurrent use.
-type PackedReader struct {
+// packedReader is not safe for concurrent use.
+type packedReader struct {
 	r    io.Reader
 	name string
 	l    packedLayout
@@ -37,45 +36,20 @@ type PackedReader struct {
 
 	pending error  // read error, returned until a call returns it with no records
 	err     error  // sticky: io.EOF or a *FormatError
-	digest  Digest // of the canonical records Read returned
-	raw     []byte // their canonical encodings, packedChunk of them
-	scratch []Update
-}
-
-// NewPackedReader reads and checks a packed header from r and returns a
-// PackedReader for the blocks that follow. It returns a *FormatError
-// wrapping ErrEmpty, io.ErrUnexpectedEOF, ErrPackedHeader, ErrChecksum or
-// ErrNoVertices for a bad header. As NewReader does, it reads once past
-// the last block and reports bytes there as ErrTrailing.
-func NewPackedReader(r io.Reader) (*PackedReader, error) {
-	l, err := readPackedHeader(r, "")
-	if err != nil {
-		return nil, err
+	digest  Digest // of the canonical records Read returned, unless noHash
+	// noHash is set for a Cursor's Reader of a regular file, which hashes
+	// records when asked instead (Cursor.Digest).
+	noHash bool
+	buf    struct {
+		raw     []byte // canonical encodings, packedChunk of them
+		scratch []Update
 	}
-	return newPackedRange(r, "", l, 0, l.h.Updates), nil
-}
-
-func readPackedHeader(r io.Reader, name string) (packedLayout, error) {
-	var hb [PackedHeaderBytes]byte
-	n, err := io.ReadFull(r, hb[:])
-	if err != nil {
-		if n == 0 && err == io.EOF {
-			err = ErrEmpty
-		} else if err == io.EOF || err == io.ErrUnexpectedEOF {
-			err = io.ErrUnexpectedEOF
-		} else {
-			return packedLayout{}, fmt.Errorf("stream: %scannot read header: %w", namePrefix(name), err)
-		}
-		return packedLayout{}, &FormatError{Name: name, Index: -1, Offset: 0, Err: err,
-			Detail: fmt.Sprintf("%d of %d packed header bytes", n, PackedHeaderBytes)}
-	}
-	return decodePackedHeader(hb[:], name)
 }
 
 // newPackedRange returns a reader of records [lo, hi) from r, which is
 // positioned at the start of the block holding lo.
-func newPackedRange(r io.Reader, name string, l packedLayout, lo, hi uint64) *PackedReader {
-	p := &PackedReader{r: r, name: name, l: l, next: lo, limit: hi}
+func newPackedRange(r io.Reader, name string, l packedLayout, lo, hi uint64) *packedReader {
+	p := &packedReader{r: r, name: name, l: l, next: lo, limit: hi}
 	p.cur.last = lo
 	if lo < hi {
 		p.in.blk = lo / l.blockRecords
@@ -85,14 +59,7 @@ func newPackedRange(r io.Reader, name string, l packedLayout, lo, hi uint64) *Pa
 }
 
 // Header returns the stream's header.
-func (p *PackedReader) Header() Header { return p.l.h }
-
-// Digest returns the digest of the canonical 9-byte encodings of the
-// records Read has returned, from the first of the Reader's range on: the
-// digest a binary Reader gives for the same records, so that a checkpoint
-// taken on a binary stream checks against its packed copy and back.
-// Records ReadRaw returned are not hashed.
-func (p *PackedReader) Digest() Digest { return p.digest }
+func (p *packedReader) Header() Header { return p.l.h }
 
 // Read decodes up to len(dst) updates into dst. See Source.Read. A block
 // whose checksum fails, or a record that fails a check, ends the stream
@@ -101,15 +68,21 @@ func (p *PackedReader) Digest() Digest { return p.digest }
 // and ErrTruncated. Records of a block are returned only once the whole
 // block is read and checked. Errors of the underlying reader are returned
 // once, as Reader.Read does.
-func (p *PackedReader) Read(dst []Update) (int, error) {
+func (p *packedReader) Read(dst []Update) (int, error) {
 	n := 0
 	for n < len(dst) {
 		k := min(len(dst)-n, packedChunk)
-		if p.raw == nil {
-			p.raw = make([]byte, packedChunk*RecordBytes)
+		var got int
+		var err error
+		if p.noHash {
+			got, err = p.decode(dst[n:], nil)
+		} else {
+			if p.buf.raw == nil {
+				p.buf.raw = make([]byte, packedChunk*RecordBytes)
+			}
+			got, err = p.decode(dst[n:n+k], p.buf.raw)
+			p.digest = p.digest.Update(p.buf.raw[:got*RecordBytes])
 		}
-		got, err := p.decode(dst[n:n+k], p.raw)
-		p.digest = p.digest.Update(p.raw[:got*RecordBytes])
 		n += got
 		if err != nil {
 			if n > 0 {
@@ -128,24 +101,24 @@ func (p *PackedReader) Read(dst []Update) (int, error) {
 // they have passed every check already. They are not hashed into Digest.
 // At the end of the records, and for a bad, short or failing input, it
 // returns none and the error Read would.
-func (p *PackedReader) ReadRaw() (recs []byte, first uint64, err error) {
-	if p.raw == nil {
-		p.raw = make([]byte, packedChunk*RecordBytes)
+func (p *packedReader) ReadRaw() (recs []byte, first uint64, err error) {
+	if p.buf.raw == nil {
+		p.buf.raw = make([]byte, packedChunk*RecordBytes)
 	}
-	if p.scratch == nil {
-		p.scratch = make([]Update, packedChunk)
+	if p.buf.scratch == nil {
+		p.buf.scratch = make([]Update, packedChunk)
 	}
 	first = p.next
-	n, err := p.decode(p.scratch, p.raw)
+	n, err := p.decode(p.buf.scratch, p.buf.raw)
 	if n > 0 {
-		return p.raw[:n*RecordBytes], first, nil
+		return p.buf.raw[:n*RecordBytes], first, nil
 	}
 	return nil, first, p.took(err)
 }
 
 // took returns err, which ended a call that returned no records, and
 // forgets it when it is a read error to report once.
-func (p *PackedReader) took(err error) error {
+func (p *packedReader) took(err error) error {
 	if err != nil && err == p.pending {
 		p.pending = nil
 	}
@@ -156,7 +129,7 @@ func (p *PackedReader) took(err error) error {
 // their canonical encodings, from the current block or the next ones. It
 // returns how many it decoded and, when that is fewer than len(out), the
 // error that stopped it.
-func (p *PackedReader) decode(out []Update, raw []byte) (int, error) {
+func (p *packedReader) decode(out []Update, raw []byte) (int, error) {
 	n := 0
 	for n < len(out) {
 		if p.err != nil {
@@ -190,27 +163,57 @@ func (p *PackedReader) decode(out []Update, raw []byte) (int, error) {
 // first record that fails a check, or len(out). p must extend at least 8
 // bytes past the last record's bits: the loads read whole words.
 func unpack(l *packedLayout, out []Update, raw []byte, p []byte, bit uint64) int {
+	if l.bits <= 28 {
+		return unpackNarrow(l, out, raw, p, bit)
+	}
 	b, v := l.bits, l.h.Vertices
 	m := uint64(1)<<b - 1
 	for i := range out {
+		// 1 + 2·b bits and a shift of up to 7 overflow one word: Dst
+		// has a load of its own.
 		x := binary.LittleEndian.Uint64(p[bit>>3:]) >> (bit & 7)
-		y := x >> (b + 1)
-		if b > 28 { // 1 + 2·b bits and a shift of up to 7 overflow one word
-			db := bit + 1 + uint64(b)
-			y = binary.LittleEndian.Uint64(p[db>>3:]) >> (db & 7)
-		}
+		db := bit + 1 + uint64(b)
+		y := binary.LittleEndian.Uint64(p[db>>3:]) >> (db & 7)
 		bit += l.width
-		t, s, d := uint8(x&1), uint32(x>>1&m), uint32(y&m)
-		out[i] = Update{Type: UpdateType(t), Edge: Edge{Src: s, Dst: d}}
-		if s >= v || d >= v || s == d {
+		out[i] = Update{Type: UpdateType(x & 1), Edge: Edge{Src: uint32(x >> 1 & m), Dst: uint32(y & m)}}
+		if !putRecord(raw, i, out[i], v) {
 			return i // out[i] is the bad record, for the error
-		}
-		if raw != nil {
-			rec := raw[i*RecordBytes : i*RecordBytes+RecordBytes]
-			rec[0] = t
-			binary.LittleEndian.PutUint32(rec[1:5], s)
-			binary.LittleEndian.PutUint32(rec[5:9], d)
 		}
 	}
 	return len(out)
+}
+
+// unpackNarrow is unpack for ids of at most 28 bits, whose records fit
+// one 64-bit load after a shift of up to 7. Its shift of Dst is masked to
+// 6 bits, so that the compiler adds no test for a shift of 64 or more: at
+// 2^15 vertices it unpacks about 10% faster than the loop for wider ids.
+func unpackNarrow(l *packedLayout, out []Update, raw []byte, p []byte, bit uint64) int {
+	v, width := l.h.Vertices, l.width
+	m := uint32(1)<<l.bits - 1
+	sh := (l.bits + 1) & 63
+	for i := range out {
+		x := binary.LittleEndian.Uint64(p[bit>>3:]) >> (bit & 7)
+		bit += width
+		out[i] = Update{Type: UpdateType(x & 1), Edge: Edge{Src: uint32(x>>1) & m, Dst: uint32(x>>sh) & m}}
+		if !putRecord(raw, i, out[i], v) {
+			return i
+		}
+	}
+	return len(out)
+}
+
+// putRecord reports whether u passes the checks of a stream of the given
+// vertex count (ids in range, no self-loop) and, if it does and raw is
+// not nil, writes its canonical encoding as record i of raw.
+func putRecord(raw []byte, i int, u Update, vertices uint32) bool {
+	if u.Src >= vertices || u.Dst >= vertices || u.Src == u.Dst {
+		return false
+	}
+	if raw != nil {
+		rec := raw[i*RecordBytes : i*RecordBytes+RecordBytes]
+		rec[0] = uint8(u.Type)
+		binary.LittleEndian.PutUint32(rec[1:5], u.Src)
+		binary.LittleEndian.PutUint32(rec[5:9], u.Dst)
+	}
+	return true
 }

@@ -17,9 +17,9 @@ import (
 	"sketchcc/stream"
 )
 
-// openStream opens a stream file. A binary file is opened with stream.Open
-// (a packed one, detected from its header, with stream.OpenPacked), which
-// checks its size against the header, unless it is gzip-compressed;
+// openStream opens a stream file. A binary file, or a packed one (detected
+// from its header), is opened with stream.Open, which checks its size
+// against the header, unless it is gzip-compressed;
 // a text file (typed or untyped, decided by its first update line) may be
 // gzip-compressed too. Once ctx is done the source returns ctx.Err() and
 // its file is closed (ending a read that blocks on a pipe). The returned
@@ -53,20 +53,12 @@ func openSource(path, format string) (stream.Source, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot open stream: %w", err)
 	}
-	var magic [8]byte
+	var magic [2]byte
 	n, _ := io.ReadFull(f, magic[:])
-	gz := n >= 2 && magic[0] == 0x1f && magic[1] == 0x8b
+	gz := n == 2 && magic[0] == 0x1f && magic[1] == 0x8b
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("cannot read stream: %w", err)
-	}
-	if format == "binary" && stream.IsPacked(magic[:n]) {
-		f.Close()
-		pf, err := stream.OpenPacked(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return pf.Reader(0, pf.Header().Updates), func() { pf.Close() }, nil
 	}
 	if format == "binary" && !gz {
 		f.Close()
@@ -83,12 +75,7 @@ func openSource(path, format string) (stream.Source, func(), error) {
 	}
 	var src stream.Source
 	if format == "binary" {
-		br := bufio.NewReader(r)
-		if head, _ := br.Peek(8); stream.IsPacked(head) {
-			src, err = stream.NewPackedReader(br)
-		} else {
-			src, err = stream.NewReader(br)
-		}
+		src, err = stream.NewReader(bufio.NewReader(r))
 	} else {
 		src, err = stream.NewTextReaderAuto(r, path)
 	}
@@ -137,19 +124,19 @@ type headerJSON struct {
 	Updates  uint64 `json:"updates"`
 }
 
-// readHeader returns the header at the start of the file at path, or nil
-// when the file is shorter than a header.
+// readHeader returns the header at the start of the file at path, binary
+// or packed, or nil when the file is shorter than a header or its header
+// is bad.
 func readHeader(path string) *headerJSON {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer file.Close()
-	b := make([]byte, stream.HeaderBytes)
-	if _, err := io.ReadFull(file, b); err != nil {
+	h, _, err := stream.ReadHeader(file)
+	if err != nil {
 		return nil
 	}
-	h := stream.DecodeHeader(b)
 	return &headerJSON{Vertices: h.Vertices, Updates: h.Updates}
 }
 

@@ -71,7 +71,7 @@ func recode(ctx context.Context, e *env, in, out string, f stream.Format) error 
 	}
 	want := src.(interruptible).Source.(digester).Digest()
 	tmp := o.files[len(o.files)-1].Name()
-	got, err := fileDigest(ctx, tmp, f)
+	got, err := fileDigest(ctx, tmp)
 	if err != nil {
 		return fmt.Errorf("cannot check %s: %w", out, err)
 	}
@@ -95,16 +95,8 @@ func recode(ctx context.Context, e *env, in, out string, f stream.Format) error 
 }
 
 // fileDigest returns the digest of every record of the stream file at
-// path, of format f.
-func fileDigest(ctx context.Context, path string, f stream.Format) (stream.Digest, error) {
-	if f == stream.FormatPacked {
-		pf, err := stream.OpenPacked(path)
-		if err != nil {
-			return stream.Digest{}, err
-		}
-		defer pf.Close()
-		return pf.Digest(ctx, 0, pf.Header().Updates, nil)
-	}
+// path, binary or packed.
+func fileDigest(ctx context.Context, path string) (stream.Digest, error) {
 	bf, err := stream.Open(path)
 	if err != nil {
 		return stream.Digest{}, err

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,15 +89,24 @@ func TestPack_Generated(t *testing.T) {
 	}
 }
 
-// TestPack_BadInput: a corrupt packed file is an error naming the block,
-// and pack leaves no output.
-func TestPack_BadInput(t *testing.T) {
-	dir := t.TempDir()
+// genPacked generates a packed Erdős–Rényi stream of 300 vertices and
+// two blocks in dir and returns gen's summary and the
+// file's bytes.
+func genPacked(t *testing.T, dir string) (genJSON, []byte) {
+	t.Helper()
 	var g genJSON
 	mustRun(t, &g, "gen", "erdos", "--vertices", "300", "--density", "0.9", "--no-cum", "--format", "packed",
 		"-o", filepath.Join(dir, "g.packed"), "--log-level", "warn")
 	data, err := os.ReadFile(g.Output)
 	requireNoError(t, err)
+	return g, data
+}
+
+// TestPack_BadInput: a corrupt packed file is an error naming the block,
+// and pack leaves no output.
+func TestPack_BadInput(t *testing.T) {
+	dir := t.TempDir()
+	g, data := genPacked(t, dir)
 	data[len(data)-3] ^= 0x10
 	requireNoError(t, os.WriteFile(g.Output, data, 0o644))
 	code, _, stderr := streamtool(t, "unpack", g.Output, "-o", filepath.Join(dir, "out.bin"))
@@ -104,5 +115,37 @@ func TestPack_BadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out.bin")); !os.IsNotExist(err) {
 		t.Fatalf("unpack of a bad input left out.bin: %v", err)
+	}
+}
+
+// TestValidate_Packed: validate's verdict on a packed file that is cut
+// short or has a bad block gives the packed header (300 vertices, not the
+// 0 of the binary format's first word), the first record of the bad block
+// and its byte offset.
+func TestValidate_Packed(t *testing.T) {
+	dir := t.TempDir()
+	_, data := genPacked(t, dir)
+	// Block 1 starts after the 32-byte header and block 0: its checksum
+	// and 65,536 records of 1 + 2·9 bits.
+	blk1 := int64(32 + 4 + 65536*19/8)
+	flipped := slices.Clone(data)
+	flipped[blk1+100] ^= 0x10
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{{"truncated", data[:blk1+50], "truncated"}, {"bad block", flipped, "checksum mismatch (block 1 of 2"}} {
+		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".packed")
+		requireNoError(t, os.WriteFile(p, tc.data, 0o644))
+		code, out, errOut := streamtool(t, "validate", p)
+		var v ccJSON
+		if code != 1 || !strings.Contains(errOut, tc.want) || json.Unmarshal([]byte(out), &v) != nil {
+			t.Fatalf("%s: exit %d, stdout %q, stderr %q; want 1, a JSON verdict and %q", tc.name, code, out, errOut, tc.want)
+		}
+		if v.Valid || v.Header == nil || v.Header.Vertices != 300 ||
+			v.Index == nil || *v.Index != 65536 || *v.Offset != blk1 {
+			t.Errorf("%s: %+v (header %+v); want the header of 300 vertices, index 65536 at offset %d",
+				tc.name, v, v.Header, blk1)
+		}
 	}
 }

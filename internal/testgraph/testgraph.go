@@ -4,9 +4,11 @@ package testgraph
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"sketchcc/stream"
@@ -67,3 +69,45 @@ func RandomStream(tb testing.TB, vertices uint32, n int) []byte {
 // README (../shared/data/README.md): the ground truth the as-733 tests
 // check union-find and the engine against.
 var As733Components = []int{6790, 6794, 6781, 6494, 6490, 4832, 4818, 3331}
+
+// PackCopy writes the packed copy of the binary stream at path into dir,
+// as path's base name with ".packed" added, and returns its path. It
+// fails tb on an error.
+func PackCopy(tb testing.TB, path, dir string) string {
+	tb.Helper()
+	in, err := stream.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer in.Close()
+	out := filepath.Join(dir, filepath.Base(path)+".packed")
+	f, err := os.Create(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	w, err := stream.NewPackedWriter(f, in.Header())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := in.Reader(0, in.Header().Updates)
+	buf := make([]stream.Update, 4096)
+	for {
+		n, err := r.Read(buf)
+		for _, u := range buf[:n] {
+			if err := w.Write(u); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := errors.Join(w.Close(), f.Close()); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}

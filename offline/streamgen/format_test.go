@@ -31,7 +31,7 @@ func TestFormatPacked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := stream.NewPackedReader(&packed)
+	pr, err := stream.NewReader(&packed)
 	if err != nil {
 		t.Fatal(err)
 	}
