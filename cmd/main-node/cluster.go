@@ -46,11 +46,11 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.IntVar(&c.pool.Credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
 	fs.DurationVar(&c.pool.FlushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
-	fs.DurationVar(&c.pool.AnswerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
-	fs.DurationVar(&c.pool.DialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
-	fs.DurationVar(&c.pool.HandshakeTimeout, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
+	fs.DurationVar(&c.pool.AnswerTimeout, "answer-timeout", distributor.DefaultAnswerTimeout, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
+	fs.DurationVar(&c.pool.DialTimeout, "dial-timeout", distributor.DefaultDialTimeout, "connecting to a worker's data port gives up after this long")
+	fs.DurationVar(&c.pool.HandshakeTimeout, "handshake-timeout", distributor.DefaultHandshakeTimeout, "a worker must finish the handshake within this")
 	fs.IntVar(&c.cores, "cores", 0, "cores the main node runs on (GOMAXPROCS), at most the machine's CPUs; 0: all of the machine's, less the delta threads of workers connected from this same machine, so that on a shared machine the main node's idle goroutines do not spin on the workers' cores")
-	fs.DurationVar(&c.pool.RedialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
+	fs.DurationVar(&c.pool.RedialBackoff, "redial-backoff", distributor.DefaultRedialBackoff, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
 // validate checks the cluster flags; workers is --workers.
@@ -86,19 +86,13 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
-	// Checked here, not by distributor.Config.Validate: its errors name
-	// fields, and it takes 0 as the default.
-	if c.pool.Credits < 1 || c.pool.Credits > distributor.MaxCredits {
-		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.pool.Credits, distributor.MaxCredits))
-	}
+	errs = append(errs, flagErrors(c.pool.ValidateExplicit())...)
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"wait-timeout", c.waitTimeout}, {"flush-timeout", c.flushTimeout}, {"frame-delay", c.pool.FlushDelay},
-		{"answer-timeout", c.pool.AnswerTimeout}, {"dial-timeout", c.pool.DialTimeout},
-		{"handshake-timeout", c.pool.HandshakeTimeout}, {"redial-backoff", c.pool.RedialBackoff}} {
+	}{{"--wait-timeout", c.waitTimeout}, {"--flush-timeout", c.flushTimeout}} {
 		if d.v <= 0 {
-			errs = append(errs, fmt.Errorf("--%s=%v, want > 0", d.flag, d.v))
+			errs = append(errs, fmt.Errorf("%s=%v, want > 0", d.flag, d.v))
 		}
 	}
 	return errs

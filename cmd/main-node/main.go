@@ -18,6 +18,7 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
+	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -130,25 +131,8 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
-	// The range checks stay here, with the flags' names, rather than
-	// mapping ingest.Config.Validate's errors, whose bounds differ (0
-	// means a default there).
-	if e := c.engine; e.Workers < 1 || e.Workers > ingest.MaxWorkers {
-		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", e.Workers, ingest.MaxWorkers))
-	}
-	if e := c.engine; e.Readers < 1 || e.Readers > ingest.MaxReaders {
-		errs = append(errs, fmt.Errorf("--readers=%d, want [1, %d]", e.Readers, ingest.MaxReaders))
-	}
+	errs = append(errs, flagErrors(c.engine.ValidateExplicit())...)
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
-	if e := c.engine; !(e.SketchFactor > 0) {
-		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", e.SketchFactor))
-	}
-	if e := c.engine; !(e.BatchFactor > 0) || e.BatchFactor > ingest.MaxBatchFactor {
-		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, %d]", e.BatchFactor, ingest.MaxBatchFactor))
-	}
-	if c.engine.QueueBatches < 0 {
-		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.engine.QueueBatches))
-	}
 	if c.hugePages != "auto" && c.hugePages != "on" && c.hugePages != "off" {
 		errs = append(errs, fmt.Errorf("--huge-pages=%q, want auto, on or off", c.hugePages))
 	}
@@ -171,6 +155,39 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 		c.queryAt = append(c.queryAt, n)
 	}
 	return errors.Join(errs...)
+}
+
+// fieldFlags maps the fields of ingest.Config and distributor.Config
+// that flags set to those flags (their names do not clash).
+var fieldFlags = map[string]string{
+	"Workers": "--workers", "Readers": "--readers", "SketchFactor": "--sketch-factor",
+	"BatchFactor": "--batch-factor", "QueueBatches": "--queue-batches", "Credits": "--credits",
+	"FlushDelay": "--frame-delay", "AnswerTimeout": "--answer-timeout", "DialTimeout": "--dial-timeout",
+	"HandshakeTimeout": "--handshake-timeout", "RedialBackoff": "--redial-backoff",
+}
+
+// flagErrors returns the problems of err, ingest.Config's or
+// distributor.Config's ValidateExplicit error, each *FieldError of a field
+// in fieldFlags spelled with its flag.
+func flagErrors(err error) []error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	var out []error
+	for _, err := range errs {
+		var ie *ingest.FieldError
+		var de *distributor.FieldError
+		if errors.As(err, &ie) && fieldFlags[ie.Field] != "" {
+			err = fmt.Errorf("%s=%v, want %s", fieldFlags[ie.Field], ie.Value, ie.Want)
+		} else if errors.As(err, &de) && fieldFlags[de.Field] != "" {
+			err = fmt.Errorf("%s=%v, want %s", fieldFlags[de.Field], de.Value, de.Want)
+		}
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
