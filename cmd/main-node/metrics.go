@@ -38,7 +38,6 @@ type mainMetrics struct {
 	pool   atomic.Pointer[distributor.Pool]
 	query  *prometheus.HistogramVec
 	linger time.Duration
-	log    *slog.Logger
 }
 
 // startMetrics serves e's metrics on c.listen; streamUpdates is the
@@ -47,7 +46,7 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 	if c.listen == "" {
 		return nil, nil
 	}
-	m := &mainMetrics{linger: c.linger, log: log}
+	m := &mainMetrics{linger: c.linger}
 	reg := metrics.NewRegistry()
 	m.query = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "sketchcc_query_duration_seconds",
@@ -86,19 +85,11 @@ func (m *mainMetrics) observeQuery(q queryRecord) {
 }
 
 // lingerThenClose keeps serving for --metrics-linger or until ctx is done,
-// then stops the server.
+// then stops the server (metrics.Server.Linger).
 func (m *mainMetrics) lingerThenClose(ctx context.Context) {
-	if m == nil {
-		return
+	if m != nil {
+		m.srv.Linger(ctx, m.linger)
 	}
-	if m.linger > 0 {
-		m.log.Warn("result printed; serving the final metrics", "addr", m.srv.Addr(), "duration", m.linger)
-		select {
-		case <-ctx.Done():
-		case <-time.After(m.linger):
-		}
-	}
-	m.srv.Close()
 }
 
 func (m *mainMetrics) close() {
