@@ -1,8 +1,7 @@
 package main
 
-// The main node's side of scale-out: flags, starting memberlist and the
-// work distributors, the flush deadline of queries, stopping, and the
-// per-worker counters of --json. The logic lives in package distributor.
+// The main node's side of scale-out: its flags, and starting memberlist
+// and the work distributors (distributor.Cluster, where the logic lives).
 
 import (
 	"context"
@@ -125,19 +124,11 @@ func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 	return workers, false
 }
 
-// cluster is the running scale-out machinery; a nil *cluster is a main
-// node alone: queries then flush without a deadline, and stop and report
-// do nothing.
-type cluster struct {
-	*distributor.Cluster
-	pool         *distributor.Pool
-	flushTimeout time.Duration
-}
-
 // startCluster starts memberlist on --listen and the work distributors on
 // e; onPool, if not nil, gets the Pool before the wait for
-// --expect-workers (the metrics read it). It returns nil without --listen.
-func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool func(*distributor.Pool), log *slog.Logger) (*cluster, error) {
+// --expect-workers (the metrics read it). It returns nil, a main node
+// alone, without --listen.
+func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool func(*distributor.Pool), log *slog.Logger) (*distributor.Cluster, error) {
 	if c.listen == "" {
 		return nil, nil
 	}
@@ -155,9 +146,8 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 	if err != nil {
 		return nil, err
 	}
-	cl := &cluster{Cluster: dc, pool: dc.Pool(), flushTimeout: c.flushTimeout}
 	if onPool != nil {
-		onPool(cl.pool)
+		onPool(dc.Pool())
 	}
 	// Scripts read the address at --log-level info when --listen has
 	// port 0.
@@ -170,48 +160,5 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
 	}
-	return cl, nil
-}
-
-// late names who holds the batches a flush waits for; nil for a main
-// node alone.
-func (cl *cluster) late() func() []string {
-	if cl == nil {
-		return nil
-	}
-	return cl.pool.Late
-}
-
-// flushDeadline is --flush-timeout, or 0 (none) for a main node alone.
-func (cl *cluster) flushDeadline() time.Duration {
-	if cl == nil {
-		return 0
-	}
-	return cl.flushTimeout
-}
-
-// settle drains the cluster within --flush-timeout (distributor.Cluster.Drain),
-// so that the counters of --json add up (batches = merged + re-sent +
-// late on every connection). It is a no-op for a main node alone.
-func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
-	if cl != nil {
-		cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, cl.flushTimeout, fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
-	}
-}
-
-// stop stops the cluster (distributor.Cluster.Close); a no-op for a main
-// node alone.
-func (cl *cluster) stop() {
-	if cl != nil {
-		cl.Close()
-	}
-}
-
-// report returns the cluster counters after updates stream updates; nil
-// for a main node alone.
-func (cl *cluster) report(updates uint64) *distributor.Report {
-	if cl == nil {
-		return nil
-	}
-	return distributor.NewReport(cl.pool.Stats(), updates)
+	return dc, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -200,7 +202,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // ingestAndReport runs the command as c says, after its flags have been parsed.
 func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) error {
-	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 	if c.cluster.cores > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.cluster.cores))
@@ -249,17 +250,18 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer cl.stop()
+	defer cl.Close()
 	stopProgress := cli.StartProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
 	// Queries get a goroutine per core the main node started with (or
 	// --cores): same-host workers may hold all but one by now, and give
 	// them back before the last query.
-	cores := startCores
-	if c.cluster.cores > 0 {
-		cores = c.cluster.cores
+	cores := cmp.Or(c.cluster.cores, startCores)
+	var flushTimeout time.Duration // a main node alone waits for nobody
+	if cl != nil {
+		flushTimeout = c.cluster.flushTimeout
 	}
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(cfg.Workers, cores),
-		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
+		FlushTimeout: flushTimeout, Late: cl.Late})
 	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
 		BatchFactor: e.Config().BatchFactor, Logger: log}
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
@@ -286,7 +288,9 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
-	cl.settle(ctx, e)
+	// Drained, so that --json's counters add up (batches = merged + re-sent + late).
+	cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, flushTimeout,
+		fmt.Errorf("--flush-timeout=%v passed", flushTimeout))
 	res.checkpointBytes, res.checkpointWrite = taker.Bytes, taker.Writing
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()

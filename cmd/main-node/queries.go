@@ -45,15 +45,9 @@ type pointAnswer struct {
 type runResult struct {
 	queries []queryRecord
 	final   *cc.Result
-	// ingest is the time spent reading and inserting updates, queries
-	// excluded; endToEnd runs from the start of ingestion to the end of
-	// the final query's flush.
-	ingest, endToEnd time.Duration
-	// from is the update count a resumed run started at; checkpoints and
-	// checkpointing count the checkpoints taken and their time.
-	from          uint64
-	checkpoints   int
-	checkpointing time.Duration
+	cc.RunStats
+	// from is the update count a resumed run started at.
+	from uint64
 	// checkpointBytes is the size of the last checkpoint, and
 	// checkpointWrite the time spent writing them (checkpoint.Taker).
 	checkpointBytes int64
@@ -137,7 +131,6 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 	if err != nil {
 		return nil, err
 	}
-	run.ingest, run.endToEnd = st.Ingest, st.EndToEnd
-	run.from, run.checkpoints, run.checkpointing = sched.From, st.Checkpoints, st.Checkpointing
+	run.RunStats, run.from = st, sched.From
 	return run, nil
 }

@@ -69,16 +69,16 @@ type summary struct {
 	MainCPU                *cputime.Stages `json:"main_cpu,omitempty"`
 }
 
-func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
+func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *distributor.Cluster) error {
 	p := e.Params()
 	res := run.final
 	gst := e.Gutters().Stats()
 	s := summary{
 		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
-		IngestSeconds:       run.ingest.Seconds(),
-		InsertUpdatesPerSec: float64(res.AfterUpdates-run.from) / run.ingest.Seconds(),
-		UpdatesPerSecond:    float64(res.AfterUpdates-run.from) / run.endToEnd.Seconds(),
-		EndToEndSeconds:     run.endToEnd.Seconds(),
+		IngestSeconds:       run.Ingest.Seconds(),
+		InsertUpdatesPerSec: float64(res.AfterUpdates-run.from) / run.Ingest.Seconds(),
+		UpdatesPerSecond:    float64(res.AfterUpdates-run.from) / run.EndToEnd.Seconds(),
+		EndToEndSeconds:     run.EndToEnd.Seconds(),
 		QuerySeconds:        (res.Flush + res.CC).Seconds(),
 		FlushSeconds:        res.Flush.Seconds(),
 		CCSeconds:           res.CC.Seconds(),
@@ -89,11 +89,11 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Batches: gst.Batches, FlushedBatches: gst.FlushedBatches, FlushLocalGutters: gst.LocalBatches,
 		Readers: e.Config().Readers, MainCores: run.cores,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
-		Report:       cl.report(res.AfterUpdates),
+		Report:       cl.Report(res.AfterUpdates),
 		Greedy:       !c.noGreedy,
 		Queries:      run.queries,
 		PeakRSSBytes: cli.PeakRSS(),
-		ResumedFrom:  run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
+		ResumedFrom:  run.from, Checkpoints: run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
 		CheckpointWriteSeconds: run.checkpointWrite.Seconds(), CheckpointBytes: run.checkpointBytes,
 		MainCPU: run.cpu,
 	}
