@@ -337,26 +337,23 @@ type input struct {
 // and checks its first updates against that checkpoint, in that order.
 // The returned func releases what it took; on an error nothing is held.
 func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger) (in input, release func(), err error) {
-	var undo []func()
-	undoAll := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
+	// What it took, released in reverse order; no-ops until taken.
+	unlock, closeSrc, unwatch := func() {}, func() {}, func() bool { return false }
+	undo := func() { unwatch(); closeSrc(); unlock() }
 	defer func() {
 		if err != nil {
-			undoAll()
+			undo()
 		}
 	}()
 	if err := errors.Join(cli.CheckWritable("--labels", c.labels), cli.CheckWritable("--forest", c.forest)); err != nil {
 		return in, nil, err
 	}
 	if c.checkpoint.dir != "" {
-		unlock, err := lockCheckpointDir(c.checkpoint.dir, log)
+		l, err := lockCheckpointDir(c.checkpoint.dir, log)
 		if err != nil {
 			return in, nil, err
 		}
-		undo = append(undo, unlock)
+		unlock = l
 		if in.id, err = checkpoint.Identify(c.stream); err != nil {
 			return in, nil, err
 		}
@@ -366,12 +363,11 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 			return in, nil, err
 		}
 	}
-	src, closeSrc, err := openSource(c.stream, c.format)
+	src, closeFile, err := openSource(c.stream, c.format)
 	if err != nil {
 		return in, nil, err
 	}
-	undo = append(undo, closeSrc)
-	in.src = src
+	in.src, closeSrc = src, closeFile
 	in.cur, _ = src.(*stream.Cursor)
 	if in.cur == nil || !in.cur.Seekable() {
 		// A read blocked on a pipe that has gone quiet ends when the run
@@ -379,8 +375,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 		// reads do not block so; it stays open, so that the parallel
 		// readers finish the blocks they hold and a stop checkpoint holds
 		// a prefix of the stream.
-		stop := context.AfterFunc(ctx, closeSrc)
-		undo = append(undo, func() { stop() })
+		unwatch = context.AfterFunc(ctx, closeSrc)
 	}
 	if in.res0 != nil {
 		in.from = in.res0.Meta.Updates
@@ -392,7 +387,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
 			"readers", c.engine.Readers, "format", c.format, "stream", c.stream)
 	}
-	return in, undoAll, nil
+	return in, undo, nil
 }
 
 // openSource opens the stream at path in the given format
