@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -94,7 +95,9 @@ func readPointQueries(path string, vertices uint32) ([]cc.Pair, error) {
 // ingestAndQuery runs the query schedule (cc.Room.Run) at the query
 // positions and records every answer. Labels and forest files are written
 // at every query when there are several (named FILE.<updates>), and as
-// FILE for the final one; observe is called with every query's record.
+// FILE for the final one; observe is called with every query's record. A
+// query that runs out of sketch columns (cc.ErrTooManyRounds) names the
+// flag that gives more.
 func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source, sched cc.Schedule,
 	points []cc.Pair, observe func(queryRecord), log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
@@ -128,6 +131,9 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 	}
 	sched.At, sched.Answer = positions, answer
 	st, err := room.Run(ctx, src, sched)
+	if errors.Is(err, cc.ErrTooManyRounds) {
+		err = fmt.Errorf("%w; rerun with a larger --sketch-factor", err)
+	}
 	if err != nil {
 		return nil, err
 	}
