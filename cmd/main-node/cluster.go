@@ -61,15 +61,12 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			errs = append(errs, fmt.Errorf("--listen=%q: port %q, want a number in [0, 65535]", c.listen, port))
 		}
-	} else {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"--expect-workers", c.expectWorkers != 0}, {"--cluster-key-file", c.keyFile != ""}} {
-			if f.set {
-				errs = append(errs, fmt.Errorf("%s needs --listen", f.name))
-			}
-		}
+	}
+	if c.listen == "" && c.expectWorkers != 0 {
+		errs = append(errs, errors.New("--expect-workers needs --listen"))
+	}
+	if c.listen == "" && c.keyFile != "" {
+		errs = append(errs, errors.New("--cluster-key-file needs --listen"))
 	}
 	switch {
 	case c.localWorkers == 0 && c.listen == "":
@@ -86,13 +83,11 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
 	errs = append(errs, flagErrors(c.pool.ValidateExplicit())...)
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--wait-timeout", c.waitTimeout}, {"--flush-timeout", c.flushTimeout}} {
-		if d.v <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%v, want > 0", d.flag, d.v))
-		}
+	if c.waitTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--wait-timeout=%v, want > 0", c.waitTimeout))
+	}
+	if c.flushTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--flush-timeout=%v, want > 0", c.flushTimeout))
 	}
 	return errs
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -172,24 +173,22 @@ var fieldFlags = map[string]string{
 // distributor.Config's ValidateExplicit error, each *FieldError of a field
 // in fieldFlags spelled with its flag.
 func flagErrors(err error) []error {
-	errs := []error{err}
+	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
+		errs = slices.Clone(j.Unwrap())
+	} else if err != nil {
+		errs = []error{err}
 	}
-	var out []error
-	for _, err := range errs {
+	for i, err := range errs {
 		var ie *ingest.FieldError
 		var de *distributor.FieldError
 		if errors.As(err, &ie) && fieldFlags[ie.Field] != "" {
-			err = fmt.Errorf("%s=%v, want %s", fieldFlags[ie.Field], ie.Value, ie.Want)
+			errs[i] = fmt.Errorf("%s=%v, want %s", fieldFlags[ie.Field], ie.Value, ie.Want)
 		} else if errors.As(err, &de) && fieldFlags[de.Field] != "" {
-			err = fmt.Errorf("%s=%v, want %s", fieldFlags[de.Field], de.Value, de.Want)
-		}
-		if err != nil {
-			out = append(out, err)
+			errs[i] = fmt.Errorf("%s=%v, want %s", fieldFlags[de.Field], de.Value, de.Want)
 		}
 	}
-	return out
+	return errs
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -245,8 +244,8 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer mm.close()
-	cl, err := startCluster(ctx, c.cluster, e, mm.setPool, log)
+	defer mm.srv.Close()
+	cl, err := startCluster(ctx, c.cluster, e, mm.pool.Store, log)
 	if err != nil {
 		return err
 	}
@@ -291,13 +290,13 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	// Drained, so that --json's counters add up (batches = merged + re-sent + late).
 	cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, flushTimeout,
 		fmt.Errorf("--flush-timeout=%v passed", flushTimeout))
-	res.checkpointBytes, res.checkpointWrite = taker.Bytes, taker.Writing
+	res.taker = taker
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
-	mm.lingerThenClose(ctx)
+	mm.srv.Linger(ctx, c.metrics.linger)
 	return nil
 }
 

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
-	"time"
 
 	"sketchcc/cc"
+	"sketchcc/checkpoint"
 	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
@@ -48,11 +48,8 @@ type runResult struct {
 	final   *cc.Result
 	cc.RunStats
 	// from is the update count a resumed run started at.
-	from uint64
-	// checkpointBytes is the size of the last checkpoint, and
-	// checkpointWrite the time spent writing them (checkpoint.Taker).
-	checkpointBytes int64
-	checkpointWrite time.Duration
+	from  uint64
+	taker *checkpoint.Taker // the checkpoints' writer: their size and write time
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).

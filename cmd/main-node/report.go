@@ -94,12 +94,11 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Queries:      run.queries,
 		PeakRSSBytes: cli.PeakRSS(),
 		ResumedFrom:  run.from, Checkpoints: run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
-		CheckpointWriteSeconds: run.checkpointWrite.Seconds(), CheckpointBytes: run.checkpointBytes,
+		CheckpointWriteSeconds: run.taker.Writing.Seconds(), CheckpointBytes: run.taker.Bytes,
 		MainCPU: run.cpu,
 	}
 	if c.json {
-		enc := json.NewEncoder(w)
-		return enc.Encode(s)
+		return json.NewEncoder(w).Encode(s)
 	}
 	_, err := fmt.Fprintf(w, `stream        %s
 vertices      %d
@@ -114,7 +113,7 @@ peak RSS      %s
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
 		ingest.FormatBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
-		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages, s.Readers, s.MainCores,
+		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
 		ingest.FormatBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
@@ -215,11 +214,4 @@ func writeLines(path string, n int, line func([]byte, int) []byte) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

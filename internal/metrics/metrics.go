@@ -129,7 +129,8 @@ func (c *Config) ensureDefaults() error {
 }
 
 // Server serves one registry's metrics at /metrics over HTTP. Close stops
-// it; its goroutine ends before Close returns.
+// it; its goroutine ends before Close returns. A nil *Server serves
+// nothing: its Close and Linger do nothing.
 type Server struct {
 	ln       net.Listener
 	srv      *http.Server
@@ -178,6 +179,9 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // closes the server (Close). With d > 0 it logs at warn, with the address,
 // that it lingers.
 func (s *Server) Linger(ctx context.Context, d time.Duration) {
+	if s == nil {
+		return
+	}
 	if d > 0 {
 		s.log.Warn("result printed; serving the final metrics", "addr", s.Addr(), "duration", d)
 		t := time.NewTimer(d)
@@ -196,6 +200,9 @@ const closeGrace = time.Second
 // Close stops the server, giving scrapes in progress closeGrace to
 // finish. It is safe to call more than once.
 func (s *Server) Close() {
+	if s == nil {
+		return
+	}
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()

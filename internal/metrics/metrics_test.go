@@ -56,8 +56,13 @@ func TestServe(t *testing.T) {
 }
 
 // TestLinger: Linger serves on for its duration, saying so, and closes
-// the server after it, or at once when the context is done.
+// the server after it, or at once when the context is done; a nil Server
+// has nothing to serve.
 func TestLinger(t *testing.T) {
+	var none *Server
+	none.Linger(t.Context(), time.Hour) // a test timeout if it waits
+	none.Close()
+
 	var logb bytes.Buffer
 	s, err := Serve("127.0.0.1:0", NewRegistry(), Config{Logger: slog.New(slog.NewTextHandler(&logb, nil))})
 	if err != nil {
