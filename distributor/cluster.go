@@ -35,6 +35,9 @@ type ClusterConfig struct {
 // is done the Pool is abandoned (every worker told "main node
 // interrupted"); the Pool closes (workers told stop, unanswered batches
 // sketched here); then the membership leaves within leaveTimeout.
+//
+// A nil *Cluster is a main node alone: Late and Report return nil, and
+// Drain and Close do nothing.
 type Cluster struct {
 	ctx     context.Context
 	m       *Membership
@@ -77,6 +80,23 @@ func StartCluster(ctx context.Context, g *gutters.Gutters, st *store.Store, cfg 
 // Pool returns the cluster's Pool.
 func (c *Cluster) Pool() *Pool { return c.pool }
 
+// Late names who holds the batches a flush waits for (Pool.Late).
+func (c *Cluster) Late() []string {
+	if c == nil {
+		return nil
+	}
+	return c.pool.Late()
+}
+
+// Report returns the Pool's counters after updates stream updates
+// (NewReport).
+func (c *Cluster) Report(updates uint64) *Report {
+	if c == nil {
+		return nil
+	}
+	return NewReport(c.pool.Stats(), updates)
+}
+
 // Addr returns the gossip address workers join; Name the main node's
 // node name.
 func (c *Cluster) Addr() string { return c.m.Addr() }
@@ -100,6 +120,9 @@ func (c *Cluster) WaitWorkers(ctx context.Context, n int) error {
 // Close stops the cluster in the order its doc comment gives. It returns
 // within the Pool's Close plus leaveTimeout and a little; call it once.
 func (c *Cluster) Close() {
+	if c == nil {
+		return
+	}
 	c.unwatch()
 	t0 := time.Now()
 	if c.ctx.Err() != nil {

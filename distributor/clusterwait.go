@@ -34,6 +34,9 @@ func (c *Cluster) AwaitWorkers(ctx context.Context, n int, timeout time.Duration
 // sketches their batches here and counts them as re-sent. When ctx is
 // done it returns at once.
 func (c *Cluster) Drain(ctx context.Context, settle func(context.Context) error, timeout time.Duration, timedOut error) {
+	if c == nil {
+		return
+	}
 	sctx, cancel := context.WithTimeoutCause(ctx, timeout, timedOut)
 	defer cancel()
 	if err := settle(sctx); err != nil {

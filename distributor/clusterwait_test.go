@@ -68,3 +68,26 @@ func TestClusterDrain(t *testing.T) {
 		}
 	})
 }
+
+// TestClusterNil: a nil *Cluster is a main node alone, and one that runs
+// names nobody late and reports its (empty) fleet.
+func TestClusterNil(t *testing.T) {
+	var c *Cluster
+	if c.Late() != nil || c.Report(10) != nil {
+		t.Error("a nil Cluster names late workers or reports a fleet")
+	}
+	called := false
+	c.Drain(t.Context(), func(context.Context) error { called = true; return nil }, time.Minute, nil)
+	if called {
+		t.Error("a nil Cluster's Drain waited for the pipeline")
+	}
+	c.Close()
+
+	c = startTestCluster(t)
+	if late := c.Late(); len(late) != 0 {
+		t.Errorf("Late with no batch out: %q", late)
+	}
+	if r := c.Report(10); r == nil || len(r.Workers) != 0 {
+		t.Errorf("Report with no worker: %+v", r)
+	}
+}

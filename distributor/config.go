@@ -34,10 +34,11 @@ type Config struct {
 	// MaxFrameBytes bounds the payload of a frame read from a worker, in
 	// bytes. Zero means DefaultMaxFrameBytes.
 	MaxFrameBytes int
-	// DialTimeout bounds connecting to a worker. Zero means 10 s.
+	// DialTimeout bounds connecting to a worker. Zero means
+	// DefaultDialTimeout.
 	DialTimeout time.Duration
 	// HandshakeTimeout bounds the handshake that follows. Zero means
-	// 10 s.
+	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// AnswerTimeout is each batch's deadline: a batch that a worker has
 	// not answered AnswerTimeout after it was sent is sketched on the
@@ -45,13 +46,13 @@ type Config struct {
 	// connection carries meanwhile. A worker that holds batches and sends
 	// no byte for AnswerTimeout loses its connection, as does one that
 	// takes no byte of a frame for that long; a slow worker that keeps
-	// sending is not cut. Zero means 30 s.
+	// sending is not cut. Zero means DefaultAnswerTimeout.
 	AnswerTimeout time.Duration
 	// RedialBackoff is the longest wait between attempts to re-dial a
 	// worker that is still a member of the cluster after its connection
 	// dropped or could not be made: the first attempt comes after
 	// 100 ms, each next one waits twice as long, up to RedialBackoff.
-	// Zero means 5 s.
+	// Zero means DefaultRedialBackoff.
 	RedialBackoff time.Duration
 	// Logger receives worker events; nil discards them.
 	Logger *slog.Logger
@@ -78,6 +79,17 @@ const (
 	MaxCredits     = 1 << 16
 )
 
+// The defaults of the timeouts of Config and WorkerConfig (both have a
+// HandshakeTimeout).
+const (
+	DefaultDialTimeout      = 10 * time.Second
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultAnswerTimeout    = 30 * time.Second
+	DefaultRedialBackoff    = 5 * time.Second
+	DefaultWriteTimeout     = 30 * time.Second
+	DefaultShutdownTimeout  = time.Second
+)
+
 func (c *Config) ensureDefaults() {
 	if c.Credits == 0 {
 		c.Credits = DefaultCredits
@@ -95,36 +107,69 @@ func (c *Config) ensureDefaults() {
 		c.MaxFrameBytes = DefaultMaxFrameBytes
 	}
 	if c.DialTimeout == 0 {
-		c.DialTimeout = 10 * time.Second
+		c.DialTimeout = DefaultDialTimeout
 	}
 	if c.AnswerTimeout == 0 {
-		c.AnswerTimeout = 30 * time.Second
+		c.AnswerTimeout = DefaultAnswerTimeout
 	}
 	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = 10 * time.Second
+		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.RedialBackoff == 0 {
-		c.RedialBackoff = 5 * time.Second
+		c.RedialBackoff = DefaultRedialBackoff
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 
-// Validate reports every problem with c at once.
-func (c Config) Validate() error {
+// FieldError reports a Config field whose value is out of range.
+// Validate and ValidateExplicit return one per problem, joined by
+// errors.Join, so that a command can name the field in its own terms (a
+// flag).
+type FieldError struct {
+	// Field is the field's Go name, for example "Credits".
+	Field string
+	// Value is the value found.
+	Value any
+	// Want states the values allowed, for example "> 0".
+	Want string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("distributor: %s = %v, want %s", e.Field, e.Value, e.Want)
+}
+
+// Validate reports every problem with c at once, each problem of a
+// number a *FieldError; a zero field stands for its default.
+func (c Config) Validate() error { return c.check(false) }
+
+// ValidateExplicit is Validate for a Config whose Credits, FlushDelay
+// and timeouts were set explicitly, where a zero is a value rather than
+// "unset" (a command's flags): they must then be positive. The other
+// fields keep zero as their default.
+func (c Config) ValidateExplicit() error { return c.check(true) }
+
+func (c Config) check(explicit bool) error {
 	var errs []error
-	if c.Credits < 0 || c.Credits > MaxCredits {
-		errs = append(errs, fmt.Errorf("distributor: %d credits, need [1, %d]", c.Credits, MaxCredits))
+	bad := func(field string, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	if c.Credits < 0 || c.Credits > MaxCredits || explicit && c.Credits == 0 {
+		bad("Credits", c.Credits, fmt.Sprintf("[1, %d]", MaxCredits))
 	}
 	if c.FrameBytes < 0 {
-		errs = append(errs, fmt.Errorf("distributor: FrameBytes %d, need > 0", c.FrameBytes))
+		bad("FrameBytes", c.FrameBytes, "> 0")
 	}
 	if c.MaxFrameBytes < 0 || int64(c.MaxFrameBytes) > 1<<31 {
-		errs = append(errs, fmt.Errorf("distributor: MaxFrameBytes %d, need [1, 2^31]", c.MaxFrameBytes))
+		bad("MaxFrameBytes", c.MaxFrameBytes, "[1, 2^31]")
 	}
-	if c.FlushDelay < 0 || c.DialTimeout < 0 || c.AnswerTimeout < 0 || c.HandshakeTimeout < 0 || c.RedialBackoff < 0 {
-		errs = append(errs, errors.New("distributor: negative FlushDelay, DialTimeout, HandshakeTimeout, AnswerTimeout or RedialBackoff"))
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"FlushDelay", c.FlushDelay}, {"AnswerTimeout", c.AnswerTimeout}, {"DialTimeout", c.DialTimeout},
+		{"HandshakeTimeout", c.HandshakeTimeout}, {"RedialBackoff", c.RedialBackoff}} {
+		if d.v < 0 || explicit && d.v == 0 {
+			bad(d.field, d.v, "> 0")
+		}
 	}
 	if err := checkKey(c.Key); err != nil {
 		errs = append(errs, err)

@@ -36,14 +36,16 @@ type WorkerConfig struct {
 	// FlushDelay is the longest a computed delta waits for others to share
 	// its frame. Zero means DefaultFlushDelay.
 	FlushDelay time.Duration
-	// HandshakeTimeout bounds the handshake. Zero means 10 s.
+	// HandshakeTimeout bounds the handshake. Zero means
+	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// WriteTimeout bounds writing one frame of deltas: a main node that
-	// reads nothing for this long loses the connection. Zero means 30 s.
+	// reads nothing for this long loses the connection. Zero means
+	// DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// ShutdownTimeout bounds Close: the batches already read are
 	// sketched and answered within it, the rest are left to the main
-	// node to send elsewhere. Zero means 1 s.
+	// node to send elsewhere. Zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// Logger receives connection events; nil discards them.
 	Logger *slog.Logger
@@ -66,13 +68,13 @@ func (c *WorkerConfig) ensureDefaults() {
 		c.FlushDelay = DefaultFlushDelay
 	}
 	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = 10 * time.Second
+		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if c.WriteTimeout == 0 {
-		c.WriteTimeout = 30 * time.Second
+		c.WriteTimeout = DefaultWriteTimeout
 	}
 	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = time.Second
+		c.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

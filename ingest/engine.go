@@ -130,22 +130,59 @@ func (c *Config) ensureDefaults() {
 	}
 }
 
+// FieldError reports a Config field whose value is out of range.
+// Validate and ValidateExplicit return one per problem, joined by
+// errors.Join, so that a command can name the field in its own terms (a
+// flag).
+type FieldError struct {
+	// Field is the field's Go name, for example "Workers".
+	Field string
+	// Value is the value found.
+	Value any
+	// Want states the values allowed, for example "[1, 4096]".
+	Want string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("ingest: %s = %v, want %s", e.Field, e.Value, e.Want)
+}
+
 // Validate reports every problem with the fields that ingest owns at
-// once; the vertex count and sketch factor are sketch.NewParams', the
-// queue length gutters.Config's, and New returns their errors too.
-func (c Config) Validate() error {
+// once, each a *FieldError; a zero field stands for its default. The
+// vertex count and the sketch factor are sketch.NewParams', the queue
+// length's upper bound gutters.Config's, and New returns their errors too.
+func (c Config) Validate() error { return c.check(false) }
+
+// ValidateExplicit is Validate for a Config whose fields were set
+// explicitly, where a zero is a value rather than "unset" (a command's
+// flags): a zero SketchFactor, BatchFactor, Readers, or Workers without
+// Remote, is then out of range. Seed and QueueBatches keep zero as their
+// default.
+func (c Config) ValidateExplicit() error { return c.check(true) }
+
+func (c Config) check(explicit bool) error {
 	var errs []error
-	if c.BatchFactor < 0 || c.BatchFactor > MaxBatchFactor {
-		errs = append(errs, fmt.Errorf("ingest: batch factor %v, need (0, %d]", c.BatchFactor, MaxBatchFactor))
+	bad := func(field string, v any, want string) { errs = append(errs, &FieldError{field, v, want}) }
+	least := 0
+	if explicit && !c.Remote {
+		least = 1
 	}
-	if c.Workers < 0 || c.Workers > MaxWorkers {
-		errs = append(errs, fmt.Errorf("ingest: %d workers, need [0, %d]", c.Workers, MaxWorkers))
+	if c.Workers < least || c.Workers > MaxWorkers {
+		bad("Workers", c.Workers, fmt.Sprintf("[%d, %d]", least, MaxWorkers))
+	} else if c.Remote && c.Workers > 0 {
+		bad("Workers", c.Workers, "0 with Remote, which runs no local worker")
 	}
-	if c.Readers < 0 || c.Readers > MaxReaders {
-		errs = append(errs, fmt.Errorf("ingest: %d readers, need [1, %d]", c.Readers, MaxReaders))
+	if r := c.Readers; r < 0 || r > MaxReaders || explicit && r == 0 {
+		bad("Readers", r, fmt.Sprintf("[1, %d]", MaxReaders))
 	}
-	if c.Remote && c.Workers > 0 {
-		errs = append(errs, fmt.Errorf("ingest: %d local workers with Remote, which runs none", c.Workers))
+	if explicit && !(c.SketchFactor > 0) {
+		bad("SketchFactor", c.SketchFactor, "> 0")
+	}
+	if f := c.BatchFactor; !(f > 0 && f <= MaxBatchFactor) && (explicit || f != 0) {
+		bad("BatchFactor", f, fmt.Sprintf("(0, %d]", MaxBatchFactor))
+	}
+	if c.QueueBatches < 0 {
+		bad("QueueBatches", c.QueueBatches, ">= 0")
 	}
 	return errors.Join(errs...)
 }

@@ -48,14 +48,6 @@ type Edge struct {
 	Src, Dst uint32
 }
 
-// Canonical returns the edge with Src < Dst.
-func (e Edge) Canonical() Edge {
-	if e.Src > e.Dst {
-		return Edge{e.Dst, e.Src}
-	}
-	return e
-}
-
 // Update is one edge update: one 9-byte record of a binary stream.
 type Update struct {
 	Type UpdateType

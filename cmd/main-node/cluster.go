@@ -1,8 +1,7 @@
 package main
 
-// The main node's side of scale-out: flags, starting memberlist and the
-// work distributors, the flush deadline of queries, stopping, and the
-// per-worker counters of --json. The logic lives in package distributor.
+// The main node's side of scale-out: its flags, and starting memberlist
+// and the work distributors (distributor.Cluster, where the logic lives).
 
 import (
 	"context"
@@ -46,11 +45,11 @@ func addClusterFlags(fs *pflag.FlagSet, c *clusterConfig) {
 	fs.IntVar(&c.pool.Credits, "credits", distributor.DefaultCredits, "batches in flight per worker")
 	fs.DurationVar(&c.pool.FlushDelay, "frame-delay", distributor.DefaultFlushDelay, "a partly filled frame of batches waits at most this long")
 	fs.BoolVar(&c.gossipLocal, "gossip-local", false, "memberlist timings for loopback (tests): faster failure detection")
-	fs.DurationVar(&c.pool.AnswerTimeout, "answer-timeout", 30*time.Second, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
-	fs.DurationVar(&c.pool.DialTimeout, "dial-timeout", 10*time.Second, "connecting to a worker's data port gives up after this long")
-	fs.DurationVar(&c.pool.HandshakeTimeout, "handshake-timeout", 10*time.Second, "a worker must finish the handshake within this")
+	fs.DurationVar(&c.pool.AnswerTimeout, "answer-timeout", distributor.DefaultAnswerTimeout, "each batch's deadline: a batch a worker has not answered by then is sketched on the main node; a worker that holds batches and sends nothing for this long loses its connection")
+	fs.DurationVar(&c.pool.DialTimeout, "dial-timeout", distributor.DefaultDialTimeout, "connecting to a worker's data port gives up after this long")
+	fs.DurationVar(&c.pool.HandshakeTimeout, "handshake-timeout", distributor.DefaultHandshakeTimeout, "a worker must finish the handshake within this")
 	fs.IntVar(&c.cores, "cores", 0, "cores the main node runs on (GOMAXPROCS), at most the machine's CPUs; 0: all of the machine's, less the delta threads of workers connected from this same machine, so that on a shared machine the main node's idle goroutines do not spin on the workers' cores")
-	fs.DurationVar(&c.pool.RedialBackoff, "redial-backoff", 5*time.Second, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
+	fs.DurationVar(&c.pool.RedialBackoff, "redial-backoff", distributor.DefaultRedialBackoff, "longest wait between re-dials of a worker still in the cluster whose connection dropped (from 100ms, doubling)")
 }
 
 // validate checks the cluster flags; workers is --workers.
@@ -62,15 +61,12 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 		} else if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 			errs = append(errs, fmt.Errorf("--listen=%q: port %q, want a number in [0, 65535]", c.listen, port))
 		}
-	} else {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"--expect-workers", c.expectWorkers != 0}, {"--cluster-key-file", c.keyFile != ""}} {
-			if f.set {
-				errs = append(errs, fmt.Errorf("%s needs --listen", f.name))
-			}
-		}
+	}
+	if c.listen == "" && c.expectWorkers != 0 {
+		errs = append(errs, errors.New("--expect-workers needs --listen"))
+	}
+	if c.listen == "" && c.keyFile != "" {
+		errs = append(errs, errors.New("--cluster-key-file needs --listen"))
 	}
 	switch {
 	case c.localWorkers == 0 && c.listen == "":
@@ -86,20 +82,12 @@ func (c *clusterConfig) validate(workersSet bool) []error {
 	if c.expectWorkers < 0 {
 		errs = append(errs, fmt.Errorf("--expect-workers=%d, want >= 0", c.expectWorkers))
 	}
-	// Checked here, not by distributor.Config.Validate: its errors name
-	// fields, and it takes 0 as the default.
-	if c.pool.Credits < 1 || c.pool.Credits > distributor.MaxCredits {
-		errs = append(errs, fmt.Errorf("--credits=%d, want [1, %d]", c.pool.Credits, distributor.MaxCredits))
+	errs = append(errs, flagErrors(c.pool.ValidateExplicit())...)
+	if c.waitTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--wait-timeout=%v, want > 0", c.waitTimeout))
 	}
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"wait-timeout", c.waitTimeout}, {"flush-timeout", c.flushTimeout}, {"frame-delay", c.pool.FlushDelay},
-		{"answer-timeout", c.pool.AnswerTimeout}, {"dial-timeout", c.pool.DialTimeout},
-		{"handshake-timeout", c.pool.HandshakeTimeout}, {"redial-backoff", c.pool.RedialBackoff}} {
-		if d.v <= 0 {
-			errs = append(errs, fmt.Errorf("--%s=%v, want > 0", d.flag, d.v))
-		}
+	if c.flushTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--flush-timeout=%v, want > 0", c.flushTimeout))
 	}
 	return errs
 }
@@ -131,19 +119,11 @@ func (c *clusterConfig) engineWorkers(workers int) (int, bool) {
 	return workers, false
 }
 
-// cluster is the running scale-out machinery; a nil *cluster is a main
-// node alone: queries then flush without a deadline, and stop and report
-// do nothing.
-type cluster struct {
-	*distributor.Cluster
-	pool         *distributor.Pool
-	flushTimeout time.Duration
-}
-
 // startCluster starts memberlist on --listen and the work distributors on
 // e; onPool, if not nil, gets the Pool before the wait for
-// --expect-workers (the metrics read it). It returns nil without --listen.
-func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool func(*distributor.Pool), log *slog.Logger) (*cluster, error) {
+// --expect-workers (the metrics read it). It returns nil, a main node
+// alone, without --listen.
+func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool func(*distributor.Pool), log *slog.Logger) (*distributor.Cluster, error) {
 	if c.listen == "" {
 		return nil, nil
 	}
@@ -161,9 +141,8 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 	if err != nil {
 		return nil, err
 	}
-	cl := &cluster{Cluster: dc, pool: dc.Pool(), flushTimeout: c.flushTimeout}
 	if onPool != nil {
-		onPool(cl.pool)
+		onPool(dc.Pool())
 	}
 	// Scripts read the address at --log-level info when --listen has
 	// port 0.
@@ -176,48 +155,5 @@ func startCluster(ctx context.Context, c clusterConfig, e *ingest.Engine, onPool
 			return nil, fmt.Errorf("waiting for --expect-workers=%d: %w", c.expectWorkers, err)
 		}
 	}
-	return cl, nil
-}
-
-// late names who holds the batches a flush waits for; nil for a main
-// node alone.
-func (cl *cluster) late() func() []string {
-	if cl == nil {
-		return nil
-	}
-	return cl.pool.Late
-}
-
-// flushDeadline is --flush-timeout, or 0 (none) for a main node alone.
-func (cl *cluster) flushDeadline() time.Duration {
-	if cl == nil {
-		return 0
-	}
-	return cl.flushTimeout
-}
-
-// settle drains the cluster within --flush-timeout (distributor.Cluster.Drain),
-// so that the counters of --json add up (batches = merged + re-sent +
-// late on every connection). It is a no-op for a main node alone.
-func (cl *cluster) settle(ctx context.Context, e *ingest.Engine) {
-	if cl != nil {
-		cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, cl.flushTimeout, fmt.Errorf("--flush-timeout=%v passed", cl.flushTimeout))
-	}
-}
-
-// stop stops the cluster (distributor.Cluster.Close); a no-op for a main
-// node alone.
-func (cl *cluster) stop() {
-	if cl != nil {
-		cl.Close()
-	}
-}
-
-// report returns the cluster counters after updates stream updates; nil
-// for a main node alone.
-func (cl *cluster) report(updates uint64) *distributor.Report {
-	if cl == nil {
-		return nil
-	}
-	return distributor.NewReport(cl.pool.Stats(), updates)
+	return dc, nil
 }

@@ -248,7 +248,7 @@ func TestClusterStopAfterInterrupt(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var errb syncBuffer
 		type started struct {
-			cl  *cluster
+			cl  *distributor.Cluster
 			err error
 		}
 		ch := make(chan started, 1)
@@ -262,7 +262,7 @@ func TestClusterStopAfterInterrupt(t *testing.T) {
 			t.Fatalf("round %d: %v\n%s", round, s.err, errb.String())
 		}
 		cancel()
-		s.cl.stop()
+		s.cl.Close()
 		select {
 		case <-w.Stopped():
 			if r := w.StopReason(); r != "main node interrupted" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,14 +11,17 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
+	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/sketch"
 	"sketchcc/stream"
@@ -130,25 +134,8 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
-	// The range checks stay here, with the flags' names, rather than
-	// mapping ingest.Config.Validate's errors, whose bounds differ (0
-	// means a default there).
-	if e := c.engine; e.Workers < 1 || e.Workers > ingest.MaxWorkers {
-		errs = append(errs, fmt.Errorf("--workers=%d, want [1, %d]", e.Workers, ingest.MaxWorkers))
-	}
-	if e := c.engine; e.Readers < 1 || e.Readers > ingest.MaxReaders {
-		errs = append(errs, fmt.Errorf("--readers=%d, want [1, %d]", e.Readers, ingest.MaxReaders))
-	}
+	errs = append(errs, flagErrors(c.engine.ValidateExplicit())...)
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
-	if e := c.engine; !(e.SketchFactor > 0) {
-		errs = append(errs, fmt.Errorf("--sketch-factor=%v, want > 0", e.SketchFactor))
-	}
-	if e := c.engine; !(e.BatchFactor > 0) || e.BatchFactor > ingest.MaxBatchFactor {
-		errs = append(errs, fmt.Errorf("--batch-factor=%v, want (0, %d]", e.BatchFactor, ingest.MaxBatchFactor))
-	}
-	if c.engine.QueueBatches < 0 {
-		errs = append(errs, fmt.Errorf("--queue-batches=%d, want >= 0", c.engine.QueueBatches))
-	}
 	if c.hugePages != "auto" && c.hugePages != "on" && c.hugePages != "off" {
 		errs = append(errs, fmt.Errorf("--huge-pages=%q, want auto, on or off", c.hugePages))
 	}
@@ -173,6 +160,37 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	return errors.Join(errs...)
 }
 
+// fieldFlags maps the fields of ingest.Config and distributor.Config
+// that flags set to those flags (their names do not clash).
+var fieldFlags = map[string]string{
+	"Workers": "--workers", "Readers": "--readers", "SketchFactor": "--sketch-factor",
+	"BatchFactor": "--batch-factor", "QueueBatches": "--queue-batches", "Credits": "--credits",
+	"FlushDelay": "--frame-delay", "AnswerTimeout": "--answer-timeout", "DialTimeout": "--dial-timeout",
+	"HandshakeTimeout": "--handshake-timeout", "RedialBackoff": "--redial-backoff",
+}
+
+// flagErrors returns the problems of err, ingest.Config's or
+// distributor.Config's ValidateExplicit error, each *FieldError of a field
+// in fieldFlags spelled with its flag.
+func flagErrors(err error) []error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = slices.Clone(j.Unwrap())
+	} else if err != nil {
+		errs = []error{err}
+	}
+	for i, err := range errs {
+		var ie *ingest.FieldError
+		var de *distributor.FieldError
+		if errors.As(err, &ie) && fieldFlags[ie.Field] != "" {
+			errs[i] = fmt.Errorf("%s=%v, want %s", fieldFlags[ie.Field], ie.Value, ie.Want)
+		} else if errors.As(err, &de) && fieldFlags[de.Field] != "" {
+			errs[i] = fmt.Errorf("%s=%v, want %s", fieldFlags[de.Field], de.Value, de.Want)
+		}
+	}
+	return errs
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseFlags(args, stdout, stderr)
 	if err != nil {
@@ -183,7 +201,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // ingestAndReport runs the command as c says, after its flags have been parsed.
 func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) error {
-	var err error
 	log := cli.NewLogger(stderr, c.logFormat, c.logLevel)
 	if c.cluster.cores > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.cluster.cores))
@@ -227,22 +244,23 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	defer mm.close()
-	cl, err := startCluster(ctx, c.cluster, e, mm.setPool, log)
+	defer mm.srv.Close()
+	cl, err := startCluster(ctx, c.cluster, e, mm.pool.Store, log)
 	if err != nil {
 		return err
 	}
-	defer cl.stop()
+	defer cl.Close()
 	stopProgress := cli.StartProgress(c.progress, stderr, "ingesting", h.Updates, e.Updates)
 	// Queries get a goroutine per core the main node started with (or
 	// --cores): same-host workers may hold all but one by now, and give
 	// them back before the last query.
-	cores := startCores
-	if c.cluster.cores > 0 {
-		cores = c.cluster.cores
+	cores := cmp.Or(c.cluster.cores, startCores)
+	var flushTimeout time.Duration // a main node alone waits for nobody
+	if cl != nil {
+		flushTimeout = c.cluster.flushTimeout
 	}
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(cfg.Workers, cores),
-		FlushTimeout: cl.flushDeadline(), Late: cl.late()})
+		FlushTimeout: flushTimeout, Late: cl.Late})
 	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
 		BatchFactor: e.Config().BatchFactor, Logger: log}
 	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
@@ -269,14 +287,16 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
-	cl.settle(ctx, e)
-	res.checkpointBytes, res.checkpointWrite = taker.Bytes, taker.Writing
+	// Drained, so that --json's counters add up (batches = merged + re-sent + late).
+	cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, flushTimeout,
+		fmt.Errorf("--flush-timeout=%v passed", flushTimeout))
+	res.taker = taker
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
-	mm.lingerThenClose(ctx)
+	mm.srv.Linger(ctx, c.metrics.linger)
 	return nil
 }
 
@@ -316,26 +336,23 @@ type input struct {
 // and checks its first updates against that checkpoint, in that order.
 // The returned func releases what it took; on an error nothing is held.
 func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger) (in input, release func(), err error) {
-	var undo []func()
-	undoAll := func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
+	// What it took, released in reverse order; no-ops until taken.
+	unlock, closeSrc, unwatch := func() {}, func() {}, func() bool { return false }
+	undo := func() { unwatch(); closeSrc(); unlock() }
 	defer func() {
 		if err != nil {
-			undoAll()
+			undo()
 		}
 	}()
 	if err := errors.Join(cli.CheckWritable("--labels", c.labels), cli.CheckWritable("--forest", c.forest)); err != nil {
 		return in, nil, err
 	}
 	if c.checkpoint.dir != "" {
-		unlock, err := lockCheckpointDir(c.checkpoint.dir, log)
+		l, err := lockCheckpointDir(c.checkpoint.dir, log)
 		if err != nil {
 			return in, nil, err
 		}
-		undo = append(undo, unlock)
+		unlock = l
 		if in.id, err = checkpoint.Identify(c.stream); err != nil {
 			return in, nil, err
 		}
@@ -345,12 +362,11 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 			return in, nil, err
 		}
 	}
-	src, closeSrc, err := openSource(c.stream, c.format)
+	src, closeFile, err := openSource(c.stream, c.format)
 	if err != nil {
 		return in, nil, err
 	}
-	undo = append(undo, closeSrc)
-	in.src = src
+	in.src, closeSrc = src, closeFile
 	in.cur, _ = src.(*stream.Cursor)
 	if in.cur == nil || !in.cur.Seekable() {
 		// A read blocked on a pipe that has gone quiet ends when the run
@@ -358,8 +374,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 		// reads do not block so; it stays open, so that the parallel
 		// readers finish the blocks they hold and a stop checkpoint holds
 		// a prefix of the stream.
-		stop := context.AfterFunc(ctx, closeSrc)
-		undo = append(undo, func() { stop() })
+		unwatch = context.AfterFunc(ctx, closeSrc)
 	}
 	if in.res0 != nil {
 		in.from = in.res0.Meta.Updates
@@ -371,7 +386,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
 			"readers", c.engine.Readers, "format", c.format, "stream", c.stream)
 	}
-	return in, undoAll, nil
+	return in, undo, nil
 }
 
 // openSource opens the stream at path in the given format

@@ -27,7 +27,7 @@ func checkMemory(c config, cfg ingest.Config, updates uint64) error {
 	}
 	var me *ingest.MemoryError
 	if errors.As(plan.Fit(c.stream, have), &me) {
-		return errors.New(me.Advise(map[string]string{"SketchFactor": "--sketch-factor", "BatchFactor": "--batch-factor"}[me.Lower]))
+		return errors.New(me.Advise(fieldFlags[me.Lower]))
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ package main
 // happen: their flush and CC latencies go into histograms.
 
 import (
-	"context"
 	"log/slog"
 	"runtime"
 	"sync/atomic"
@@ -31,30 +30,28 @@ func addMetricsFlags(fs *pflag.FlagSet, c *metricsConfig) {
 	fs.DurationVar(&c.linger, "metrics-linger", 0, "keep serving metrics this long after the result is printed, so that a scraper sees the final counts (Ctrl-C ends it)")
 }
 
-// mainMetrics is the running metrics endpoint; a nil *mainMetrics is
-// none, and its methods do nothing.
+// mainMetrics is the run's metrics; srv is nil without --metrics-listen,
+// and then nothing is served (metrics.Server's Close and Linger do
+// nothing).
 type mainMetrics struct {
-	srv    *metrics.Server
-	pool   atomic.Pointer[distributor.Pool]
-	query  *prometheus.HistogramVec
-	linger time.Duration
-	log    *slog.Logger
+	srv   *metrics.Server
+	pool  atomic.Pointer[distributor.Pool] // the cluster's, once it has one
+	query *prometheus.HistogramVec
 }
 
 // startMetrics serves e's metrics on c.listen; streamUpdates is the
-// stream header's update count. It returns nil without --metrics-listen.
+// stream header's update count.
 func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *slog.Logger) (*mainMetrics, error) {
-	if c.listen == "" {
-		return nil, nil
-	}
-	m := &mainMetrics{linger: c.linger, log: log}
-	reg := metrics.NewRegistry()
-	m.query = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	m := &mainMetrics{query: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "sketchcc_query_duration_seconds",
 		Help: "Latency of connected-components queries by phase: flush (gutters emptied and every delta merged) and cc (Boruvka, or the greedy shortcut).",
 		// 1 ms to about 4.4 minutes.
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-	}, []string{"phase"})
+	}, []string{"phase"})}
+	if c.listen == "" {
+		return m, nil
+	}
+	reg := metrics.NewRegistry()
 	reg.MustRegister(e.Collectors(streamUpdates)...)
 	reg.MustRegister(m.query, distributor.PoolCollector(m.pool.Load),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sketchcc_main_cores",
@@ -69,40 +66,8 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 	return m, nil
 }
 
-// setPool makes the pool's counters part of the metrics.
-func (m *mainMetrics) setPool(p *distributor.Pool) {
-	if m != nil {
-		m.pool.Store(p)
-	}
-}
-
 // observeQuery records one query's latencies.
 func (m *mainMetrics) observeQuery(q queryRecord) {
-	if m == nil {
-		return
-	}
 	m.query.WithLabelValues("flush").Observe(q.FlushSeconds)
 	m.query.WithLabelValues("cc").Observe(q.CCSeconds)
-}
-
-// lingerThenClose keeps serving for --metrics-linger or until ctx is done,
-// then stops the server.
-func (m *mainMetrics) lingerThenClose(ctx context.Context) {
-	if m == nil {
-		return
-	}
-	if m.linger > 0 {
-		m.log.Warn("result printed; serving the final metrics", "addr", m.srv.Addr(), "duration", m.linger)
-		select {
-		case <-ctx.Done():
-		case <-time.After(m.linger):
-		}
-	}
-	m.srv.Close()
-}
-
-func (m *mainMetrics) close() {
-	if m != nil {
-		m.srv.Close()
-	}
 }

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
-	"time"
 
 	"sketchcc/cc"
+	"sketchcc/checkpoint"
 	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
@@ -45,19 +46,10 @@ type pointAnswer struct {
 type runResult struct {
 	queries []queryRecord
 	final   *cc.Result
-	// ingest is the time spent reading and inserting updates, queries
-	// excluded; endToEnd runs from the start of ingestion to the end of
-	// the final query's flush.
-	ingest, endToEnd time.Duration
-	// from is the update count a resumed run started at; checkpoints and
-	// checkpointing count the checkpoints taken and their time.
-	from          uint64
-	checkpoints   int
-	checkpointing time.Duration
-	// checkpointBytes is the size of the last checkpoint, and
-	// checkpointWrite the time spent writing them (checkpoint.Taker).
-	checkpointBytes int64
-	checkpointWrite time.Duration
+	cc.RunStats
+	// from is the update count a resumed run started at.
+	from  uint64
+	taker *checkpoint.Taker // the checkpoints' writer: their size and write time
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).
@@ -100,7 +92,9 @@ func readPointQueries(path string, vertices uint32) ([]cc.Pair, error) {
 // ingestAndQuery runs the query schedule (cc.Room.Run) at the query
 // positions and records every answer. Labels and forest files are written
 // at every query when there are several (named FILE.<updates>), and as
-// FILE for the final one; observe is called with every query's record.
+// FILE for the final one; observe is called with every query's record. A
+// query that runs out of sketch columns (cc.ErrTooManyRounds) names the
+// flag that gives more.
 func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source, sched cc.Schedule,
 	points []cc.Pair, observe func(queryRecord), log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
@@ -134,10 +128,12 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 	}
 	sched.At, sched.Answer = positions, answer
 	st, err := room.Run(ctx, src, sched)
+	if errors.Is(err, cc.ErrTooManyRounds) {
+		err = fmt.Errorf("%w; rerun with a larger --sketch-factor", err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	run.ingest, run.endToEnd = st.Ingest, st.EndToEnd
-	run.from, run.checkpoints, run.checkpointing = sched.From, st.Checkpoints, st.Checkpointing
+	run.RunStats, run.from = st, sched.From
 	return run, nil
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"sketchcc/cc"
 	"sketchcc/dsu"
+	"sketchcc/ingest"
 	"sketchcc/offline/replay"
 	"sketchcc/stream"
 )
@@ -181,5 +185,33 @@ func TestSummaryMidStreamQueries(t *testing.T) {
 	r = runMain(t, "--stream", multiples)
 	if r.code != 0 || strings.Contains(r.stdout, "mid-stream") {
 		t.Errorf("one query: %v", r)
+	}
+}
+
+// roundsOut is a stream whose reading fails as a query that ran out of
+// sketch columns does.
+type roundsOut struct{ h stream.Header }
+
+func (s roundsOut) Header() stream.Header { return s.h }
+
+func (s roundsOut) Read([]stream.Update) (int, error) {
+	return 0, fmt.Errorf("boruvka: %w", cc.ErrTooManyRounds)
+}
+
+// TestTooManyRoundsNamesFlag: a run that fails with cc.ErrTooManyRounds
+// names the flag that gives the sketches more columns. A real query
+// hardly gets there on a test's graph: every sketch has at least 18
+// columns, and Boruvka at least halves the supernodes a round.
+func TestTooManyRoundsNamesFlag(t *testing.T) {
+	e, err := ingest.New(ingest.Config{Vertices: 16, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src := roundsOut{stream.Header{Vertices: 16, Updates: 4}}
+	_, err = ingestAndQuery(t.Context(), config{queries: 1}, cc.New(e, cc.Config{Workers: 1}), src, cc.Schedule{Name: "t"},
+		nil, func(queryRecord) {}, slog.New(slog.DiscardHandler))
+	if !errors.Is(err, cc.ErrTooManyRounds) || !strings.HasSuffix(err.Error(), "; rerun with a larger --sketch-factor") {
+		t.Errorf("err = %v, want cc.ErrTooManyRounds and the flag to raise", err)
 	}
 }

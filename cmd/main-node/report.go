@@ -69,16 +69,16 @@ type summary struct {
 	MainCPU                *cputime.Stages `json:"main_cpu,omitempty"`
 }
 
-func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *cluster) error {
+func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *distributor.Cluster) error {
 	p := e.Params()
 	res := run.final
 	gst := e.Gutters().Stats()
 	s := summary{
 		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
-		IngestSeconds:       run.ingest.Seconds(),
-		InsertUpdatesPerSec: float64(res.AfterUpdates-run.from) / run.ingest.Seconds(),
-		UpdatesPerSecond:    float64(res.AfterUpdates-run.from) / run.endToEnd.Seconds(),
-		EndToEndSeconds:     run.endToEnd.Seconds(),
+		IngestSeconds:       run.Ingest.Seconds(),
+		InsertUpdatesPerSec: float64(res.AfterUpdates-run.from) / run.Ingest.Seconds(),
+		UpdatesPerSecond:    float64(res.AfterUpdates-run.from) / run.EndToEnd.Seconds(),
+		EndToEndSeconds:     run.EndToEnd.Seconds(),
 		QuerySeconds:        (res.Flush + res.CC).Seconds(),
 		FlushSeconds:        res.Flush.Seconds(),
 		CCSeconds:           res.CC.Seconds(),
@@ -89,17 +89,16 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Batches: gst.Batches, FlushedBatches: gst.FlushedBatches, FlushLocalGutters: gst.LocalBatches,
 		Readers: e.Config().Readers, MainCores: run.cores,
 		SketchKernel: sketch.Kernel(), TransparentHugePages: hugepage.Setting(), HugePages: e.HugePages(),
-		Report:       cl.report(res.AfterUpdates),
+		Report:       cl.Report(res.AfterUpdates),
 		Greedy:       !c.noGreedy,
 		Queries:      run.queries,
 		PeakRSSBytes: cli.PeakRSS(),
-		ResumedFrom:  run.from, Checkpoints: run.checkpoints, CheckpointSeconds: run.checkpointing.Seconds(),
-		CheckpointWriteSeconds: run.checkpointWrite.Seconds(), CheckpointBytes: run.checkpointBytes,
+		ResumedFrom:  run.from, Checkpoints: run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
+		CheckpointWriteSeconds: run.taker.Writing.Seconds(), CheckpointBytes: run.taker.Bytes,
 		MainCPU: run.cpu,
 	}
 	if c.json {
-		enc := json.NewEncoder(w)
-		return enc.Encode(s)
+		return json.NewEncoder(w).Encode(s)
 	}
 	_, err := fmt.Fprintf(w, `stream        %s
 vertices      %d
@@ -114,7 +113,7 @@ peak RSS      %s
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
 		ingest.FormatBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
-		s.SketchKernel, onOff(s.HugePages), s.TransparentHugePages, s.Readers, s.MainCores,
+		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
 		ingest.FormatBytes(s.PeakRSSBytes))
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
@@ -215,11 +214,4 @@ func writeLines(path string, n int, line func([]byte, int) []byte) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return f.Close()
-}
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }

@@ -129,11 +129,13 @@ func (c *Config) ensureDefaults() error {
 }
 
 // Server serves one registry's metrics at /metrics over HTTP. Close stops
-// it; its goroutine ends before Close returns.
+// it; its goroutine ends before Close returns. A nil *Server serves
+// nothing: its Close and Linger do nothing.
 type Server struct {
 	ln       net.Listener
 	srv      *http.Server
 	maxConns int
+	log      *slog.Logger
 	done     chan struct{}
 	once     sync.Once
 }
@@ -154,7 +156,7 @@ func Serve(addr string, reg *prometheus.Registry, cfg Config) (*Server, error) {
 	errLog := slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: errLog, Registry: reg}))
-	s := &Server{ln: ln, maxConns: cfg.MaxConns, done: make(chan struct{}),
+	s := &Server{ln: ln, maxConns: cfg.MaxConns, log: log, done: make(chan struct{}),
 		srv: &http.Server{Handler: mux, ErrorLog: errLog, ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 			ReadTimeout: cfg.ReadTimeout, WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout}}
 	go func() {
@@ -172,12 +174,35 @@ func (s *Server) MaxConns() int { return s.maxConns }
 // Addr returns the address the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
+// Linger keeps serving for d after a command has printed its result, so
+// that a scraper sees the final counts, or until ctx is done; then it
+// closes the server (Close). With d > 0 it logs at warn, with the address,
+// that it lingers.
+func (s *Server) Linger(ctx context.Context, d time.Duration) {
+	if s == nil {
+		return
+	}
+	if d > 0 {
+		s.log.Warn("result printed; serving the final metrics", "addr", s.Addr(), "duration", d)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	s.Close()
+}
+
 // closeGrace is how long Close lets the scrapes in progress finish.
 const closeGrace = time.Second
 
 // Close stops the server, giving scrapes in progress closeGrace to
 // finish. It is safe to call more than once.
 func (s *Server) Close() {
+	if s == nil {
+		return
+	}
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
 		defer cancel()
