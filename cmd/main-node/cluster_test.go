@@ -13,6 +13,7 @@ import (
 	"net"
 	"regexp"
 	"runtime"
+	"sketchcc/internal/testwait"
 	"strconv"
 	"strings"
 	"sync"
@@ -187,14 +188,16 @@ func TestClusterInProcess(t *testing.T) {
 func listenAddr(t *testing.T, log *syncBuffer) string {
 	t.Helper()
 	rx := regexp.MustCompile(`msg="main node listening" addr=(\S+)`)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if m := rx.FindStringSubmatch(log.String()); m != nil {
-			return m[1]
+	var addr string
+	testwait.Until(t, 10*time.Second, 5*time.Millisecond, func() error {
+		m := rx.FindStringSubmatch(log.String())
+		if m == nil {
+			return fmt.Errorf("no address logged:\n%s", log.String())
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no address logged:\n%s", log.String())
-		}
-	}
+		addr = m[1]
+		return nil
+	})
+	return addr
 }
 
 // joinWorker starts an in-process worker of one thread that joins the
