@@ -103,6 +103,12 @@ type Config struct {
 	// which can multiply peak memory. Engine.HugePages reports whether the
 	// kernel accepted.
 	HugePages bool
+	// Sets is the number of independent sketch sets, each of its own
+	// seeds (sketch.SetSeed), into which every batch is sketched: K for a
+	// k-forest query, in [1, MaxSets]. Zero means 1. More than one takes
+	// no remote consumer and no Sketches (Remote and Sketches must be
+	// unset).
+	Sets int
 	// Sketches, when set, is the table the engine starts from (a resumed
 	// checkpoint) and then owns; its parameters must be the ones
 	// Vertices, SketchFactor and Seed give. Nil means zero sketches.
@@ -127,6 +133,9 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.Readers == 0 {
 		c.Readers = DefaultReaders(runtime.GOMAXPROCS(0))
+	}
+	if c.Sets == 0 {
+		c.Sets = 1
 	}
 }
 
@@ -156,8 +165,8 @@ func (c Config) Validate() error { return c.check(false) }
 // ValidateExplicit is Validate for a Config whose fields were set
 // explicitly, where a zero is a value rather than "unset" (a command's
 // flags): a zero SketchFactor, BatchFactor, Readers, or Workers without
-// Remote, is then out of range. Seed and QueueBatches keep zero as their
-// default.
+// Remote, is then out of range. Seed, QueueBatches and Sets keep zero as
+// their default.
 func (c Config) ValidateExplicit() error { return c.check(true) }
 
 func (c Config) check(explicit bool) error {
@@ -183,6 +192,11 @@ func (c Config) check(explicit bool) error {
 	}
 	if c.QueueBatches < 0 {
 		bad("QueueBatches", c.QueueBatches, ">= 0")
+	}
+	if k := c.Sets; k < 0 || k > MaxSets {
+		bad("Sets", k, fmt.Sprintf("[1, %d]", MaxSets))
+	} else if k > 1 && (c.Remote || c.Sketches != nil) {
+		bad("Sets", k, "1 with Remote or Sketches: remote deltas and checkpoints hold one set")
 	}
 	return errors.Join(errs...)
 }
@@ -218,8 +232,8 @@ func New(cfg Config) (*Engine, error) {
 				q.Vertices(), q.Factor(), q.Seed(), p.Vertices(), p.Factor(), p.Seed())
 		}
 		st = store.From(t)
-	} else {
-		st = store.New(p)
+	} else if st, err = newSets(p, cfg.Sets); err != nil {
+		return nil, err
 	}
 	gc.Queue = st.Queue
 	g, err := gutters.New(gc)
@@ -279,7 +293,24 @@ func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return p.TableBytes(), gc.Bytes(), nil
+	return int64(cfg.Sets) * p.TableBytes(), gc.Bytes(), nil
+}
+
+// MaxSets bounds Config.Sets.
+const MaxSets = 64
+
+// newSets returns a store of k sketch sets: p's, then sets of p's
+// geometry with seeds sketch.SetSeed(p.Seed(), i).
+func newSets(p sketch.Params, k int) (*store.Store, error) {
+	tables := []*sketch.Table{sketch.NewTable(p)}
+	for i := 1; i < k; i++ {
+		q, err := sketch.NewParams(p.Vertices(), p.Factor(), sketch.SetSeed(p.Seed(), i))
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, sketch.NewTable(q))
+	}
+	return store.NewSets(tables), nil
 }
 
 // deltaWorker applies batches until the queue is closed. It runs in its own
@@ -309,7 +340,7 @@ func (e *Engine) Params() sketch.Params { return e.st.Params() }
 func (e *Engine) Config() Config { return e.cfg }
 
 // SketchBytes returns the memory of all sketches in bytes.
-func (e *Engine) SketchBytes() int64 { return e.st.Table().Bytes() }
+func (e *Engine) SketchBytes() int64 { return int64(e.st.Sets()) * e.st.Table().Bytes() }
 
 // BatchUpdates returns the gutter capacity in neighbour ids.
 func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }

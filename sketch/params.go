@@ -163,3 +163,14 @@ func EdgeOf(idx uint64) (u, v uint32) { return uint32(idx >> 32), uint32(idx) }
 // depth returns the bucket row of hash value h, which is R or more when the
 // index goes into no bucket of that column.
 func depth(h uint64) int { return bits.TrailingZeros64(h) }
+
+// SetSeed returns the seed of sketch set i >= 0 of a graph whose first set
+// has seed: seed itself for set 0, and for the others a mix of both whose
+// splitmix64 sequence (NewParams) shares no seed with set 0's, so the K
+// sets of a k-forest query sample independently.
+func SetSeed(seed uint64, i int) uint64 {
+	if i == 0 {
+		return seed
+	}
+	return mix64(seed ^ mix64(uint64(i)*0xd1342543de82ef95))
+}

@@ -17,7 +17,7 @@ func newStore(t testing.TB) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(p)
+	return From(sketch.NewTable(p))
 }
 
 // snapshot copies every vertex's sketch.
@@ -192,5 +192,37 @@ func TestWaitConcurrentWaiters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSets: a batch goes into every set, each hashed with its own seeds,
+// and Toggle twice leaves a set as it was.
+func TestSets(t *testing.T) {
+	p, err := sketch.NewParams(16, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := sketch.NewParams(16, 1, sketch.SetSeed(3, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSets([]*sketch.Table{sketch.NewTable(p), sketch.NewTable(q)})
+	s.ApplyNow(2, []uint32{5, 7})
+	want0, want1 := make([]sketch.Bucket, p.BucketsPerVertex()), make([]sketch.Bucket, q.BucketsPerVertex())
+	p.Delta(want0, 2, []uint32{5, 7})
+	q.Delta(want1, 2, []uint32{5, 7})
+	if !slices.Equal(s.Set(0).Sketch(2), want0) || !slices.Equal(s.Set(1).Sketch(2), want1) {
+		t.Fatal("a batch did not reach both sets with their own seeds")
+	}
+	if slices.Equal(want0, want1) {
+		t.Fatal("two sets hash alike")
+	}
+	s.Toggle(1, 2, []uint32{5})
+	if slices.Equal(s.Set(1).Sketch(2), want1) {
+		t.Fatal("Toggle changed nothing")
+	}
+	s.Toggle(1, 2, []uint32{5})
+	if !slices.Equal(s.Set(1).Sketch(2), want1) || !slices.Equal(s.Set(0).Sketch(2), want0) {
+		t.Fatal("Toggle twice did not restore the set, or touched another")
 	}
 }

@@ -1,0 +1,95 @@
+package cc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sketchcc/dsu"
+	"sketchcc/stream"
+)
+
+// KResult is the answer to a k-forest query: K edge-disjoint forests, the
+// i-th a spanning forest of the graph minus the forests before it, whose
+// union keeps every cut of the graph of fewer than K edges (see package
+// kconn).
+type KResult struct {
+	// CC is the connected-components answer; its Forest is Forests[0].
+	CC *Result
+	// Forests holds F1 … FK, each edge with Src < Dst.
+	Forests [][]stream.Edge
+	// Extract is the time spent extracting F2 … FK (F1 is CC's), and
+	// Restore the time spent putting the removed forest edges back into
+	// the sketch sets.
+	Extract, Restore time.Duration
+}
+
+// KForests flushes the pipeline and answers a k-forest query over the
+// store's K = Store.Sets() sketch sets: F1 is the CC query's forest
+// (Query, over set 0), and Fi, i >= 2, is Boruvka's spanning forest of set
+// i−1 from which the edges of F1 … F(i−1) were deleted first (Ahn, Guha,
+// McGregor, SODA 2012, §3.2). The sets are linear, so XORing those edges
+// back restores them: the query is not destructive, and ingestion and
+// later queries go on over the stream's graph. It returns Query's errors,
+// and an error wrapping ErrTooManyRounds when a set's columns run out
+// before its forest is complete (no answer is returned then: a partial
+// forest would understate the connectivity); the sets are restored in
+// every case.
+func (r *Room) KForests(ctx context.Context) (*KResult, error) {
+	if err := r.within(ctx, r.pipe.Flush); err != nil {
+		return nil, err
+	}
+	res, err := r.Query(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k := r.st.Sets()
+	n := r.st.Params().Vertices()
+	out := &KResult{CC: res, Forests: [][]stream.Edge{res.Forest.Edges}}
+	t0 := time.Now()
+	var removed []stream.Edge // F1 … Fi, deleted from set i
+	toggled := 0              // sets 1 … toggled hold the deletions
+	defer func() {
+		t1 := time.Now()
+		for i := 1; i <= toggled; i++ {
+			r.toggle(i, forestUnion(out.Forests[:i]))
+		}
+		out.Restore = time.Since(t1)
+	}()
+	for i := 1; i < k; i++ {
+		removed = append(removed, out.Forests[i-1]...)
+		r.toggle(i, removed)
+		toggled = i
+		set := r.st.Set(i)
+		f, _, err := spanningForest(set, dsu.New(n), r.cfg.Workers, set.Params().Columns(),
+			resume{implicit: noVertex, scratch: &r.scratch})
+		if err != nil {
+			return nil, fmt.Errorf("cc: k-forest query: forest %d of %d: %w", i+1, k, err)
+		}
+		out.Forests = append(out.Forests, f.Edges)
+	}
+	out.Extract = time.Since(t0)
+	return out, nil
+}
+
+// forestUnion returns the edges of fs in one list.
+func forestUnion(fs [][]stream.Edge) []stream.Edge {
+	var all []stream.Edge
+	for _, f := range fs {
+		all = append(all, f...)
+	}
+	return all
+}
+
+// toggle XORs edges into sketch set i, each into both ends' sketches,
+// grouped by vertex: once to delete them, once more to put them back.
+func (r *Room) toggle(i int, edges []stream.Edge) {
+	by := make(map[uint32][]uint32, 2*len(edges))
+	for _, e := range edges {
+		by[e.Src] = append(by[e.Src], e.Dst)
+		by[e.Dst] = append(by[e.Dst], e.Src)
+	}
+	for v, ns := range by {
+		r.st.Toggle(i, v, ns)
+	}
+}
