@@ -61,7 +61,11 @@ func (r *Room) KForests(ctx context.Context) (*KResult, error) {
 		r.toggle(i, removed)
 		toggled = i
 		set := r.st.Set(i)
-		f, _, err := spanningForest(set, dsu.New(n), r.cfg.Workers, set.Params().Columns(),
+		rounds := set.Params().Columns()
+		if r.kRounds > 0 {
+			rounds = r.kRounds
+		}
+		f, _, err := spanningForest(set, dsu.New(n), r.cfg.Workers, rounds,
 			resume{implicit: noVertex, scratch: &r.scratch})
 		if err != nil {
 			return nil, fmt.Errorf("cc: k-forest query: forest %d of %d: %w", i+1, k, err)
@@ -72,7 +76,11 @@ func (r *Room) KForests(ctx context.Context) (*KResult, error) {
 	return out, nil
 }
 
-// forestUnion returns the edges of fs in one list.
+// Certificate returns the edges of every forest in one new slice: the
+// certificate H = F1 ∪ … ∪ FK, at most K·(Vertices−1) edges.
+func (k *KResult) Certificate() []stream.Edge { return forestUnion(k.Forests) }
+
+// forestUnion returns the edges of fs in one new slice.
 func forestUnion(fs [][]stream.Edge) []stream.Edge {
 	var all []stream.Edge
 	for _, f := range fs {

@@ -2,6 +2,7 @@ package cc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -137,7 +138,7 @@ func checkForests(t *testing.T, name string, n uint32, edges []stream.Edge, kr *
 func checkKAnswer(t *testing.T, name string, n uint32, edges []stream.Edge, kr *KResult, k int) *kconn.Answer {
 	t.Helper()
 	checkForests(t, name, n, edges, kr)
-	got, err := kconn.Analyze(n, forestUnion(kr.Forests), k)
+	got, err := kconn.Analyze(n, kr.Certificate(), k)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,4 +256,34 @@ func TestKForestsRealGraphs(t *testing.T) {
 			t.Logf("%s k=%d: λ %d, %d bridges, %d components", file, k, a.Lambda, len(a.Bridges), a.Components)
 		}
 	}
+}
+
+// TestKForestsRunOut: a set whose Boruvka runs out of rounds fails the
+// query with ErrTooManyRounds (no answer), and the sets are restored.
+func TestKForestsRunOut(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "halves.bin")
+	final := kGraphs()["halves-c2"]
+	writeKStream(t, path, 64, final, 1)
+	e, src := openEngine(t, path, testConfig{Sets: 3, Workers: 2})
+	if _, err := e.Ingest(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.pipe.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(e)
+	e.kRounds = 1
+	if kr, err := e.KForests(ctx); !errors.Is(err, ErrTooManyRounds) || kr != nil {
+		t.Fatalf("KForests with one round: %v, %v; want ErrTooManyRounds and no answer", kr, err)
+	}
+	if !slices.EqualFunc(before, snapshot(e), slices.Equal) {
+		t.Fatal("a failed k-forest query changed the sketches")
+	}
+	e.kRounds = 0
+	kr, err := e.KForests(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKAnswer(t, "halves-c2 after a failed query", 64, final, kr, 3)
 }

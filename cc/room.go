@@ -92,6 +92,7 @@ type Room struct {
 	// followRaw is follow's read buffer, kept across calls.
 	followRaw []byte
 	applyAt   int // pieceApplyIDs; tests lower it
+	kRounds   int // Boruvka rounds of a k-forest's later sets; 0: all columns; tests lower it
 	scratch   boruvkaScratch
 }
 
