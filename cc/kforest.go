@@ -25,16 +25,16 @@ type KResult struct {
 }
 
 // KForests flushes the pipeline and answers a k-forest query over the
-// store's K = Store.Sets() sketch sets: F1 is the CC query's forest
-// (Query, over set 0), and Fi, i >= 2, is Boruvka's spanning forest of set
-// i−1 from which the edges of F1 … F(i−1) were deleted first (Ahn, Guha,
-// McGregor, SODA 2012, §3.2). The sets are linear, so XORing those edges
-// back restores them: the query is not destructive, and ingestion and
-// later queries go on over the stream's graph. It returns Query's errors,
-// and an error wrapping ErrTooManyRounds when a set's columns run out
-// before its forest is complete (no answer is returned then: a partial
-// forest would understate the connectivity); the sets are restored in
-// every case.
+// store's K = Params().Sets() sketch sets (sketch.Params.WithSets): F1 is
+// the CC query's forest (Query, over set 0), and Fi, i >= 2, is Boruvka's
+// spanning forest over the columns of set i−1 once the edges of F1 …
+// F(i−1) are deleted from the sketches (Ahn, Guha, McGregor, SODA 2012,
+// §3.2). The sketches are linear, so XORing those edges back restores
+// them: the query is not destructive, and ingestion and later queries go
+// on over the stream's graph. It returns Query's errors, and an error
+// wrapping ErrTooManyRounds when a set's columns run out before its
+// forest is complete (no answer is returned then: a partial forest would
+// understate the connectivity); the sketches are restored in every case.
 func (r *Room) KForests(ctx context.Context) (*KResult, error) {
 	if err := r.within(ctx, r.pipe.Flush); err != nil {
 		return nil, err
@@ -43,30 +43,25 @@ func (r *Room) KForests(ctx context.Context) (*KResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := r.st.Sets()
-	n := r.st.Params().Vertices()
+	p := r.st.Params()
+	k, n := p.Sets(), p.Vertices()
 	out := &KResult{CC: res, Forests: [][]stream.Edge{res.Forest.Edges}}
 	t0 := time.Now()
-	var removed []stream.Edge // F1 … Fi, deleted from set i
-	toggled := 0              // sets 1 … toggled hold the deletions
+	deleted := 0 // forests deleted from the sketches
 	defer func() {
 		t1 := time.Now()
-		for i := 1; i <= toggled; i++ {
-			r.toggle(i, forestUnion(out.Forests[:i]))
-		}
+		r.toggle(forestUnion(out.Forests[:deleted]))
 		out.Restore = time.Since(t1)
 	}()
+	rounds := p.SetColumns()
+	if r.kRounds > 0 {
+		rounds = r.kRounds
+	}
 	for i := 1; i < k; i++ {
-		removed = append(removed, out.Forests[i-1]...)
-		r.toggle(i, removed)
-		toggled = i
-		set := r.st.Set(i)
-		rounds := set.Params().Columns()
-		if r.kRounds > 0 {
-			rounds = r.kRounds
-		}
-		f, _, err := spanningForest(set, dsu.New(n), r.cfg.Workers, rounds,
-			resume{implicit: noVertex, scratch: &r.scratch})
+		r.toggle(out.Forests[i-1])
+		deleted = i
+		f, _, err := spanningForest(r.st.Table(), dsu.New(n), r.cfg.Workers, rounds,
+			resume{implicit: noVertex, first: i * p.SetColumns(), scratch: &r.scratch})
 		if err != nil {
 			return nil, fmt.Errorf("cc: k-forest query: forest %d of %d: %w", i+1, k, err)
 		}
@@ -89,15 +84,15 @@ func forestUnion(fs [][]stream.Edge) []stream.Edge {
 	return all
 }
 
-// toggle XORs edges into sketch set i, each into both ends' sketches,
+// toggle XORs edges into the sketches, each into both ends' sketches,
 // grouped by vertex: once to delete them, once more to put them back.
-func (r *Room) toggle(i int, edges []stream.Edge) {
+func (r *Room) toggle(edges []stream.Edge) {
 	by := make(map[uint32][]uint32, 2*len(edges))
 	for _, e := range edges {
 		by[e.Src] = append(by[e.Src], e.Dst)
 		by[e.Dst] = append(by[e.Dst], e.Src)
 	}
 	for v, ns := range by {
-		r.st.Toggle(i, v, ns)
+		r.st.Toggle(v, ns)
 	}
 }

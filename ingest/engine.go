@@ -103,11 +103,10 @@ type Config struct {
 	// which can multiply peak memory. Engine.HugePages reports whether the
 	// kernel accepted.
 	HugePages bool
-	// Sets is the number of independent sketch sets, each of its own
-	// seeds (sketch.SetSeed), into which every batch is sketched: K for a
-	// k-forest query, in [1, MaxSets]. Zero means 1. More than one takes
-	// no remote consumer and no Sketches (Remote and Sketches must be
-	// unset).
+	// Sets is the number of independent sketch sets (sketch.Params.WithSets:
+	// Sets times the columns in one sketch per vertex), K for a k-forest
+	// query; sketch.Params.WithSets bounds it. Zero means 1. Gutters keep
+	// the size of one set's sketch.
 	Sets int
 	// Sketches, when set, is the table the engine starts from (a resumed
 	// checkpoint) and then owns; its parameters must be the ones
@@ -193,10 +192,8 @@ func (c Config) check(explicit bool) error {
 	if c.QueueBatches < 0 {
 		bad("QueueBatches", c.QueueBatches, ">= 0")
 	}
-	if k := c.Sets; k < 0 || k > MaxSets {
-		bad("Sets", k, fmt.Sprintf("[1, %d]", MaxSets))
-	} else if k > 1 && (c.Remote || c.Sketches != nil) {
-		bad("Sets", k, "1 with Remote or Sketches: remote deltas and checkpoints hold one set")
+	if c.Sets < 0 {
+		bad("Sets", c.Sets, ">= 1")
 	}
 	return errors.Join(errs...)
 }
@@ -227,13 +224,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	var st *store.Store
 	if t := cfg.Sketches; t != nil {
-		if q := t.Params(); q.Vertices() != p.Vertices() || q.Factor() != p.Factor() || q.Seed() != p.Seed() {
-			return nil, fmt.Errorf("ingest: sketches of %d vertices, factor %v, seed %d; config gives %d, %v, %d",
-				q.Vertices(), q.Factor(), q.Seed(), p.Vertices(), p.Factor(), p.Seed())
+		if q := t.Params(); q.Vertices() != p.Vertices() || q.Factor() != p.Factor() || q.Seed() != p.Seed() || q.Sets() != p.Sets() {
+			return nil, fmt.Errorf("ingest: sketches of %d vertices, factor %v, seed %d, %d set(s); config gives %d, %v, %d, %d",
+				q.Vertices(), q.Factor(), q.Seed(), q.Sets(), p.Vertices(), p.Factor(), p.Seed(), p.Sets())
 		}
 		st = store.From(t)
-	} else if st, err = newSets(p, cfg.Sets); err != nil {
-		return nil, err
+	} else {
+		st = store.From(sketch.NewTable(p))
 	}
 	gc.Queue = st.Queue
 	g, err := gutters.New(gc)
@@ -269,14 +266,18 @@ func (c Config) plan() (sketch.Params, gutters.Config, error) {
 	if err := c.Validate(); err != nil {
 		return sketch.Params{}, gutters.Config{}, err
 	}
-	p, err := sketch.NewParams(c.Vertices, c.SketchFactor, c.Seed)
+	one, err := sketch.NewParams(c.Vertices, c.SketchFactor, c.Seed)
+	if err != nil {
+		return sketch.Params{}, gutters.Config{}, err
+	}
+	p, err := one.WithSets(c.Sets)
 	if err != nil {
 		return sketch.Params{}, gutters.Config{}, err
 	}
 	// A gutter holds BatchFactor · sketch bytes per vertex / 4 neighbour
-	// ids (DESIGN.md §3).
+	// ids (DESIGN.md §3), of one set's sketch.
 	gc := gutters.Config{Vertices: c.Vertices, QueueBatches: c.QueueBatches,
-		BatchUpdates: max(1, int(c.BatchFactor*float64(p.BytesPerVertex())/4))}
+		BatchUpdates: max(1, int(c.BatchFactor*float64(one.BytesPerVertex())/4))}
 	if err := gc.Validate(); err != nil {
 		return sketch.Params{}, gutters.Config{}, err
 	}
@@ -293,24 +294,7 @@ func Memory(cfg Config) (sketchBytes, gutterBytes int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return int64(cfg.Sets) * p.TableBytes(), gc.Bytes(), nil
-}
-
-// MaxSets bounds Config.Sets.
-const MaxSets = 64
-
-// newSets returns a store of k sketch sets: p's, then sets of p's
-// geometry with seeds sketch.SetSeed(p.Seed(), i).
-func newSets(p sketch.Params, k int) (*store.Store, error) {
-	tables := []*sketch.Table{sketch.NewTable(p)}
-	for i := 1; i < k; i++ {
-		q, err := sketch.NewParams(p.Vertices(), p.Factor(), sketch.SetSeed(p.Seed(), i))
-		if err != nil {
-			return nil, err
-		}
-		tables = append(tables, sketch.NewTable(q))
-	}
-	return store.NewSets(tables), nil
+	return p.TableBytes(), gc.Bytes(), nil
 }
 
 // deltaWorker applies batches until the queue is closed. It runs in its own
@@ -340,7 +324,7 @@ func (e *Engine) Params() sketch.Params { return e.st.Params() }
 func (e *Engine) Config() Config { return e.cfg }
 
 // SketchBytes returns the memory of all sketches in bytes.
-func (e *Engine) SketchBytes() int64 { return int64(e.st.Sets()) * e.st.Table().Bytes() }
+func (e *Engine) SketchBytes() int64 { return e.st.Table().Bytes() }
 
 // BatchUpdates returns the gutter capacity in neighbour ids.
 func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }

@@ -52,10 +52,7 @@ type Ticket = uint64
 type Store struct {
 	p     sketch.Params
 	table *sketch.Table
-	// extra holds the sketch sets past the first (NewSets), each of its
-	// own seeds; Apply and ApplyNow sketch a batch into every set.
-	extra []*sketch.Table
-	locks []sync.Mutex // by vertex: held while its sketches are written
+	locks []sync.Mutex // by vertex: held while its sketch is written
 
 	mu struct {
 		sync.Mutex
@@ -79,38 +76,14 @@ func From(t *sketch.Table) *Store {
 	return s
 }
 
-// NewSets returns a Store that owns the sketch sets tables (at least one,
-// all of one vertex count; a k-forest query's K independent sets): Apply
-// and ApplyNow sketch each batch into every set, Table returns the first.
-// MergeWith merges a delta into the first set only, so a Store of more
-// than one set takes no remote delta. The caller must not use tables
-// afterwards.
-func NewSets(tables []*sketch.Table) *Store {
-	s := From(tables[0])
-	s.extra = tables[1:]
-	return s
-}
-
-// Sets returns the number of sketch sets.
-func (s *Store) Sets() int { return 1 + len(s.extra) }
-
-// Set returns sketch set i in [0, Sets()): a query reads it as it reads
-// Table, under the same rule.
-func (s *Store) Set(i int) *sketch.Table {
-	if i == 0 {
-		return s.table
-	}
-	return s.extra[i-1]
-}
-
-// Toggle XORs the edges {v, u}, u in neighbors, into v's sketch of set i,
-// under v's lock, outside the ledger: a k-forest query removes the
-// earlier forests' edges from a later set with it, and puts them back
-// with a second call. Nobody may apply or merge meanwhile.
-func (s *Store) Toggle(i int, v uint32, neighbors []uint32) {
+// Toggle XORs the edges {v, u}, u in neighbors, into v's sketch under
+// v's lock, outside the ledger: a k-forest query deletes a forest's edges
+// with it, and puts them back with a second call. Nobody may apply or
+// merge meanwhile (the query holds the pipeline flushed).
+func (s *Store) Toggle(v uint32, neighbors []uint32) {
 	l := &s.locks[v]
 	l.Lock()
-	s.Set(i).ApplyBatch(v, neighbors)
+	s.table.ApplyBatch(v, neighbors)
 	l.Unlock()
 }
 
@@ -206,9 +179,6 @@ func (s *Store) apply(v uint32, neighbors []uint32) {
 	l := &s.locks[v]
 	l.Lock()
 	s.table.ApplyBatch(v, neighbors)
-	for _, t := range s.extra {
-		t.ApplyBatch(v, neighbors)
-	}
 	l.Unlock()
 }
 

@@ -195,34 +195,31 @@ func TestWaitConcurrentWaiters(t *testing.T) {
 	}
 }
 
-// TestSets: a batch goes into every set, each hashed with its own seeds,
-// and Toggle twice leaves a set as it was.
-func TestSets(t *testing.T) {
+// TestToggle: Toggle twice leaves a sketch as it was, and once is the
+// batch's delta.
+func TestToggle(t *testing.T) {
 	p, err := sketch.NewParams(16, 1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sketch.NewParams(16, 1, sketch.SetSeed(3, 1))
-	if err != nil {
+	if p, err = p.WithSets(3); err != nil {
 		t.Fatal(err)
 	}
-	s := NewSets([]*sketch.Table{sketch.NewTable(p), sketch.NewTable(q)})
+	s := From(sketch.NewTable(p))
 	s.ApplyNow(2, []uint32{5, 7})
-	want0, want1 := make([]sketch.Bucket, p.BucketsPerVertex()), make([]sketch.Bucket, q.BucketsPerVertex())
-	p.Delta(want0, 2, []uint32{5, 7})
-	q.Delta(want1, 2, []uint32{5, 7})
-	if !slices.Equal(s.Set(0).Sketch(2), want0) || !slices.Equal(s.Set(1).Sketch(2), want1) {
-		t.Fatal("a batch did not reach both sets with their own seeds")
+	want := make([]sketch.Bucket, p.BucketsPerVertex())
+	p.Delta(want, 2, []uint32{5, 7})
+	if !slices.Equal(s.Table().Sketch(2), want) {
+		t.Fatal("ApplyNow did not write the batch's delta")
 	}
-	if slices.Equal(want0, want1) {
-		t.Fatal("two sets hash alike")
+	s.Toggle(2, []uint32{7})
+	p.Delta(want, 2, []uint32{5})
+	if !slices.Equal(s.Table().Sketch(2), want) {
+		t.Fatal("Toggle did not delete the edge")
 	}
-	s.Toggle(1, 2, []uint32{5})
-	if slices.Equal(s.Set(1).Sketch(2), want1) {
-		t.Fatal("Toggle changed nothing")
-	}
-	s.Toggle(1, 2, []uint32{5})
-	if !slices.Equal(s.Set(1).Sketch(2), want1) || !slices.Equal(s.Set(0).Sketch(2), want0) {
-		t.Fatal("Toggle twice did not restore the set, or touched another")
+	s.Toggle(2, []uint32{7})
+	p.Delta(want, 2, []uint32{5, 7})
+	if !slices.Equal(s.Table().Sketch(2), want) {
+		t.Fatal("Toggle twice did not restore the sketch")
 	}
 }

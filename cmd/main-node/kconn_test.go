@@ -4,13 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"sketchcc/checkpoint"
 	"sketchcc/internal/testgraph"
+	"sketchcc/internal/testwait"
 	"sketchcc/kconn"
 	"sketchcc/stream"
 )
@@ -113,7 +118,54 @@ func TestKConnectivityFlags(t *testing.T) {
 	}
 	f("need --k-connectivity", "--bridges", filepath.Join(t.TempDir(), "b"))
 	f("--k-connectivity=0", "--k-connectivity", "0")
-	f("remote workers sketch one set", "--k-connectivity", "2", "--listen", "127.0.0.1:0")
-	f("checkpoints hold one sketch set", "--k-connectivity", "2", "--checkpoint-dir", t.TempDir())
 	f("--min-cut=/nonexistent/x", "--k-connectivity", "2", "--min-cut", "/nonexistent/x")
+}
+
+// TestKConnectivityResume: a run with --k-connectivity 3 stopped by
+// SIGTERM takes a checkpoint of its three sketch sets; --resume from it
+// gives the exact answers and the bridges of an uninterrupted run, and a
+// resume with another K is refused, naming the sets.
+func TestKConnectivityResume(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "random.bin")
+	testgraph.WriteRandomStream(t, path, 400, 400_000, 9, false)
+	ck := filepath.Join(dir, "ck")
+	cmd := exec.Command(binary, "--stream", path, "--k-connectivity", "3", "--checkpoint-dir", ck,
+		"--rate-limit", "200000", "--checkpoint-every", "100ms", "--log-level", "info", "--progress", "never")
+	finish := startIngesting(t, cmd)
+	// Stopped once a periodic checkpoint shows progress.
+	testwait.Until(t, 10*time.Second, 10*time.Millisecond, func() error { _, _, err := checkpoint.Read(ck); return err })
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if log, _ := finish(); cmd.ProcessState.ExitCode() != 1 || !strings.Contains(log, "checkpoint taken") {
+		t.Fatalf("SIGTERM: exit %d, no stop checkpoint:\n%s", cmd.ProcessState.ExitCode(), log)
+	}
+	m, _, err := checkpoint.Read(ck)
+	if err != nil || m.Updates == 0 || m.Updates >= 400_000 {
+		t.Fatalf("stop checkpoint after %d of 400000 updates: %v", m.Updates, err)
+	}
+	if r := runMain(t, "--stream", path, "--resume", ck, "--k-connectivity", "2"); r.code != 1 || !strings.Contains(r.stderr, "3 sketch set(s), asked for 2") {
+		t.Fatalf("resume with another K: %v", r)
+	}
+	r := runMain(t, "--stream", path, "--resume", ck, "--k-connectivity", "3", "--json", "--bridges", filepath.Join(dir, "b1"))
+	whole := runMain(t, "--stream", path, "--k-connectivity", "3", "--json", "--bridges", filepath.Join(dir, "b2"))
+	if r.code != 0 || whole.code != 0 {
+		t.Fatalf("resumed: %v\nwhole: %v", r, whole)
+	}
+	var s, w summary
+	if json.Unmarshal([]byte(r.stdout), &s) != nil || json.Unmarshal([]byte(whole.stdout), &w) != nil {
+		t.Fatalf("--json: %s %s", r.stdout, whole.stdout)
+	}
+	want, err := kconn.Analyze(400, slices.Collect(prefixSet(t, path, 400_000).All()), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.KConnectivity[len(s.KConnectivity)-1]
+	if got.EdgeConnectivity != want.Lambda || got.Bridges != len(want.Bridges) || s.ResumedFrom != m.Updates {
+		t.Fatalf("resumed from %d: %+v; exact λ %d, %d bridges", s.ResumedFrom, got, want.Lambda, len(want.Bridges))
+	}
+	if !slices.Equal(readEdges(t, filepath.Join(dir, "b1")), readEdges(t, filepath.Join(dir, "b2"))) {
+		t.Fatal("the resumed run's bridges differ from an uninterrupted run's")
+	}
 }

@@ -151,7 +151,7 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 		errs = append(errs, errors.New("--queries and --query-at both given: give one (evenly spaced queries, or queries at those counts)"))
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
-	errs = append(errs, kconnErrors(c.kconn, c.cluster.listen != "", c.checkpoint.dir+c.checkpoint.resume != "")...)
+	errs = append(errs, kconnErrors(c.kconn)...)
 	for _, f := range c.queryAtList {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
-	"sketchcc/ingest"
 	"sketchcc/internal/cli"
 	"sketchcc/internal/cputime"
 	"sketchcc/stream"
@@ -141,20 +140,15 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 }
 
 // kconnErrors returns the problems of the k-connectivity flags: K out of
-// range, an output without K >= 2 or where it cannot be written, and K >= 2
-// with remote workers or checkpoints (they hold one sketch set).
-func kconnErrors(k cli.KConn, listening, checkpoints bool) []error {
+// range, an output without K >= 2 or where it cannot be written.
+func kconnErrors(k cli.KConn) []error {
 	errs := []error{cli.CheckWritable("--k-out", k.Out), cli.CheckWritable("--bridges", k.Bridges),
 		cli.CheckWritable("--min-cut", k.MinCut), cli.CheckWritable("--forests", k.Forests)}
 	switch {
-	case k.K < 1 || k.K > ingest.MaxSets:
-		errs = append(errs, fmt.Errorf("--k-connectivity=%d, want [1, %d]", k.K, ingest.MaxSets))
+	case k.K < 1:
+		errs = append(errs, fmt.Errorf("--k-connectivity=%d, want at least 1", k.K))
 	case k.K == 1 && k.Out+k.Bridges+k.MinCut+k.Forests != "":
 		errs = append(errs, errors.New("--k-out, --bridges, --min-cut and --forests need --k-connectivity of at least 2"))
-	case k.K > 1 && listening:
-		errs = append(errs, fmt.Errorf("--k-connectivity=%d with --listen: remote workers sketch one set; run K >= 2 on the main node alone", k.K))
-	case k.K > 1 && checkpoints:
-		errs = append(errs, fmt.Errorf("--k-connectivity=%d with --checkpoint-dir or --resume: checkpoints hold one sketch set", k.K))
 	}
 	return errs
 }

@@ -111,7 +111,7 @@ peak RSS      %s
 %s`, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
-		ingest.FormatBytes(s.SketchBytes), e.Store().Sets(), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
+		ingest.FormatBytes(s.SketchBytes), p.Sets(), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
 		ingest.FormatBytes(s.PeakRSSBytes), c.kconn.Summary())
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
