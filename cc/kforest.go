@@ -18,10 +18,10 @@ type KResult struct {
 	CC *Result
 	// Forests holds F1 … FK, each edge with Src < Dst.
 	Forests [][]stream.Edge
-	// Extract is the time spent extracting F2 … FK (F1 is CC's), and
-	// Restore the time spent putting the removed forest edges back into
-	// the sketch sets.
-	Extract, Restore time.Duration
+	// Flush is the time spent flushing the pipeline before F1, Extract
+	// the time spent extracting F2 … FK (F1 is CC's), and Restore the time
+	// spent putting the removed forest edges back into the sketches.
+	Flush, Extract, Restore time.Duration
 }
 
 // KForests flushes the pipeline and answers a k-forest query over the
@@ -36,16 +36,18 @@ type KResult struct {
 // forest is complete (no answer is returned then: a partial forest would
 // understate the connectivity); the sketches are restored in every case.
 func (r *Room) KForests(ctx context.Context) (*KResult, error) {
+	tf := time.Now()
 	if err := r.within(ctx, r.pipe.Flush); err != nil {
 		return nil, err
 	}
+	flush := time.Since(tf)
 	res, err := r.Query(ctx)
 	if err != nil {
 		return nil, err
 	}
 	p := r.st.Params()
 	k, n := p.Sets(), p.Vertices()
-	out := &KResult{CC: res, Forests: [][]stream.Edge{res.Forest.Edges}}
+	out := &KResult{CC: res, Forests: [][]stream.Edge{res.Forest.Edges}, Flush: flush}
 	t0 := time.Now()
 	deleted := 0 // forests deleted from the sketches
 	defer func() {

@@ -148,6 +148,9 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 		}
 		if final {
 			st.EndToEnd = time.Since(start) - res.CC
+			if kres != nil {
+				st.EndToEnd -= kres.Extract + kres.Restore
+			}
 		}
 		if err := s.Answer(res); err != nil {
 			return st, err

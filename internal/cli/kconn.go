@@ -40,8 +40,11 @@ type KRecord struct {
 	// MinCut is the size of a minimum cut when EdgeConnectivity < K.
 	MinCut           *int `json:"min_cut,omitempty"`
 	CertificateEdges int  `json:"certificate_edges"`
-	// ExtractSeconds is the time to extract F2 … FK, RestoreSeconds to
-	// put their edges back, CutSeconds to read the certificate.
+	// FlushSeconds is the time to flush the pipeline before F1,
+	// ExtractSeconds to extract F2 … FK, RestoreSeconds to put their edges
+	// back, CutSeconds to read the certificate; F1's time is the CC
+	// query's (its cc_seconds).
+	FlushSeconds   float64 `json:"flush_seconds"`
 	ExtractSeconds float64 `json:"extract_seconds"`
 	RestoreSeconds float64 `json:"restore_seconds"`
 	CutSeconds     float64 `json:"cut_seconds"`
@@ -75,7 +78,7 @@ func (k *KConn) Answerer(vertices uint32, total uint64) func(*cc.KResult) error 
 		}
 		after := kr.CC.AfterUpdates
 		rec := KRecord{AfterUpdates: after, K: k.K, EdgeConnectivity: a.Lambda, Bridges: len(a.Bridges),
-			CertificateEdges: len(cert), ExtractSeconds: kr.Extract.Seconds(), RestoreSeconds: kr.Restore.Seconds(),
+			CertificateEdges: len(cert), FlushSeconds: kr.Flush.Seconds(), ExtractSeconds: kr.Extract.Seconds(), RestoreSeconds: kr.Restore.Seconds(),
 			CutSeconds: time.Since(t0).Seconds()}
 		if a.MinCut != nil {
 			rec.MinCut = &a.MinCut.Size
