@@ -12,6 +12,7 @@ import (
 
 	"sketchcc/dsu"
 	"sketchcc/kconn"
+	"sketchcc/offline/edgelist"
 	"sketchcc/sketch"
 	"sketchcc/stream"
 )
@@ -231,12 +232,38 @@ func TestKForestsMidStream(t *testing.T) {
 	}
 }
 
-// TestKForestsRealGraphs checks the k-forest answers on real graphs from
-// testdata against the exact answers over their final edge sets.
+// TestKForestsRealGraphs checks the k-forest answers on the real graphs
+// of testdata (as converted) and of offline/edgelist/testdata (parsed
+// here and streamed with a third of their edges deleted and re-inserted
+// and 150 other pairs inserted and deleted) against the exact answers over
+// their final edge sets, for K = 2, 3, 4.
 func TestKForestsRealGraphs(t *testing.T) {
 	ctx := context.Background()
-	for _, file := range []string{"karate.bin", "lesmis.bin", "jazz.bin", "ca-GrQc.bin", "road-minnesota.bin", "email-Eu-core.bin"} {
-		path := filepath.Join("..", "testdata", file)
+	dir := t.TempDir()
+	var paths []string
+	for _, file := range []string{"karate.bin", "lesmis.bin", "jazz.bin", "ca-GrQc.bin", "road-minnesota.bin",
+		"email-Eu-core.bin", "p2p-Gnutella08.bin", "facebook_combined.bin", "as733.bin", "multiples_graph_1024_stream.data"} {
+		paths = append(paths, filepath.Join("..", "testdata", file))
+	}
+	for _, g := range []struct {
+		file   string
+		format edgelist.Format
+	}{{"karate.gml", edgelist.GML}, {"road-minnesota.mtx", edgelist.MTX}, {"CA-GrQc.txt", edgelist.Snap},
+		{"p2p-Gnutella08.txt", edgelist.Snap}, {"arxiv-cit-hep-th.lg.gz", edgelist.LG}} {
+		f, err := os.Open(filepath.Join("..", "offline", "edgelist", "testdata", g.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := edgelist.Parse(ctx, f, g.file, g.format, edgelist.Options{})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, g.file+".bin")
+		writeKStream(t, path, parsed.Vertices, parsed.Edges, 3)
+		paths = append(paths, path)
+	}
+	for _, path := range paths {
 		h := mustHeader(t, path)
 		edges := prefixEdges(t, path, h.Updates)
 		for k := 2; k <= 4; k++ {
@@ -246,10 +273,10 @@ func TestKForestsRealGraphs(t *testing.T) {
 			}
 			kr, err := e.KForests(ctx)
 			if err != nil {
-				t.Fatalf("%s k=%d: %v", file, k, err)
+				t.Fatalf("%s k=%d: %v", path, k, err)
 			}
-			a := checkKAnswer(t, file, h.Vertices, edges, kr, k)
-			t.Logf("%s k=%d: λ %d, %d bridges, %d components", file, k, a.Lambda, len(a.Bridges), a.Components)
+			a := checkKAnswer(t, filepath.Base(path), h.Vertices, edges, kr, k)
+			t.Logf("%s k=%d: λ %d, %d bridges, %d components", filepath.Base(path), k, a.Lambda, len(a.Bridges), a.Components)
 		}
 	}
 }

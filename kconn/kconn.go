@@ -80,8 +80,24 @@ func Analyze(vertices uint32, edges []stream.Edge, k int) (*Answer, error) {
 	br := g.bridges()
 	a.Bridges = br.edges
 	members := groupBy(a.Labels, a.Components)
+	// Each component's edges and first bridge, found once: a graph of
+	// many components costs O(V + E), not components × E.
+	byComp := make([][]stream.Edge, a.Components)
+	for _, e := range edges {
+		byComp[a.Labels[e.Src]] = append(byComp[a.Labels[e.Src]], e)
+	}
+	firstBridge := make(map[uint32]uint32, len(br.below))
+	for _, ch := range br.below {
+		if _, ok := firstBridge[a.Labels[ch]]; !ok {
+			firstBridge[a.Labels[ch]] = ch
+		}
+	}
 	for c, vs := range members {
-		lam, side := componentCut(g, edges, a.Labels, uint32(c), vs, br, k)
+		var bside []uint32
+		if ch, ok := firstBridge[uint32(c)]; ok {
+			bside = br.side(ch)
+		}
+		lam, side := componentCut(byComp[c], vs, bside, k)
 		a.ComponentLambda[c] = lam
 		if a.Components == 1 && lam < k {
 			a.MinCut = &Cut{Size: lam, Side: side}
@@ -104,14 +120,16 @@ func groupBy(labels []uint32, n int) [][]uint32 {
 	return out
 }
 
-// componentCut returns min(k, λ) of component c (vertices vs) and, when it
-// is below k, one side of a minimum cut of the component.
-func componentCut(g *csr, edges []stream.Edge, labels []uint32, c uint32, vs []uint32, br bridgeSet, k int) (int, []uint32) {
+// componentCut returns min(k, λ) of the component of vertices vs and
+// edges edges and, when it is below k, one side of a minimum cut of the
+// component; bridgeSide is the side of one of its bridges, nil if it has
+// none.
+func componentCut(edges []stream.Edge, vs []uint32, bridgeSide []uint32, k int) (int, []uint32) {
 	if len(vs) == 1 {
 		return 0, nil
 	}
-	if side, ok := br.byComponent(labels, c); ok {
-		return min(k, 1), side
+	if bridgeSide != nil {
+		return min(k, 1), bridgeSide
 	}
 	if k <= 2 {
 		return k, nil
@@ -120,11 +138,9 @@ func componentCut(g *csr, edges []stream.Edge, labels []uint32, c uint32, vs []u
 	for i, v := range vs {
 		local[v] = uint32(i)
 	}
-	var sub []wedge
-	for _, e := range edges {
-		if labels[e.Src] == c {
-			sub = append(sub, wedge{a: local[e.Src], b: local[e.Dst], w: 1})
-		}
+	sub := make([]wedge, len(edges))
+	for i, e := range edges {
+		sub[i] = wedge{a: local[e.Src], b: local[e.Dst], w: 1}
 	}
 	size, side := cappedMinCut(len(vs), sub, k)
 	if size >= k {
@@ -180,18 +196,13 @@ type bridgeSet struct {
 	pre, sizes []uint32
 }
 
-// byComponent returns the side of the first bridge of component c, if
-// it has one.
-func (b bridgeSet) byComponent(labels []uint32, c uint32) ([]uint32, bool) {
-	for _, ch := range b.below {
-		if labels[ch] == c {
-			p := b.pre[ch]
-			side := slices.Clone(b.order[p : p+b.sizes[ch]])
-			slices.Sort(side)
-			return side, true
-		}
-	}
-	return nil, false
+// side returns the vertices of the DFS subtree below the bridge whose
+// child end is ch, sorted: one side of the cut the bridge makes.
+func (b bridgeSet) side(ch uint32) []uint32 {
+	p := b.pre[ch]
+	side := slices.Clone(b.order[p : p+b.sizes[ch]])
+	slices.Sort(side)
+	return side
 }
 
 // bridges finds every bridge with Tarjan's low-link DFS (Tarjan, "A note

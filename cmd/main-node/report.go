@@ -105,7 +105,7 @@ updates       %d
 components    %d
 ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s%s)
 query         %s
-sketch        %s (%d set(s) of %d bytes per vertex, %d columns × %d rows + 1 buckets)
+sketch        %s (%d set(s), %d bytes per vertex, %d columns × %d rows + 1 buckets)
 hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
 peak RSS      %s
 %s`, s.Stream, s.Vertices, s.Updates, s.Components,
