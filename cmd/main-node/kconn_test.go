@@ -118,6 +118,7 @@ func TestKConnectivityFlags(t *testing.T) {
 	}
 	f("need --k-connectivity", "--bridges", filepath.Join(t.TempDir(), "b"))
 	f("--k-connectivity=0", "--k-connectivity", "0")
+	f("--k-connectivity=100, --sketch-factor=1: sketch: bad parameters: 100 sketch sets", "--k-connectivity", "100")
 	f("--min-cut=/nonexistent/x", "--k-connectivity", "2", "--min-cut", "/nonexistent/x")
 }
 
