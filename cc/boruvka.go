@@ -63,6 +63,10 @@ type resume struct {
 	// held adds the buffered updates of a vertex to the views it is in;
 	// nil when the sketches hold every update.
 	held heldFunc
+	// first is the column of round 0: the first column of the sketch set
+	// Boruvka reads (sketch.Params.WithSets); round r reads column
+	// first+r.
+	first int
 	// scratch, when set, holds the per-vertex arrays of an earlier call,
 	// reused: a query then writes no freshly mapped memory for them.
 	scratch *boruvkaScratch
@@ -147,7 +151,7 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume)
 			samples = make([]sample, len(g.active))
 		}
 		samples = samples[:len(g.active)]
-		st.Reads += sampleRound(t, r, g.active, g.start, g.members, samples, largest, workers, rs.held)
+		st.Reads += sampleRound(t, rs.first+r, g.active, g.start, g.members, samples, largest, workers, rs.held)
 		edges, fails, zeros := takeSamples(d, g.active, samples, slot, done, &st)
 		remain -= zeros
 		for _, v := range g.active {
@@ -178,7 +182,7 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume)
 		return forest, st, nil
 	}
 	return forest, st, fmt.Errorf("%w: %d supernodes unresolved after %d rounds (sketch factor %v, %d columns); "+
-		"a larger sketch factor gives more columns", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.Columns())
+		"a larger sketch factor gives more columns", ErrTooManyRounds, remain, st.Rounds, p.Factor(), p.SetColumns())
 }
 
 // listVertices clears slot and appends to verts, in order, every vertex

@@ -30,6 +30,8 @@ type testConfig struct {
 	// that the greedy DSU follows on the reading goroutine rather than
 	// reading the file on its own.
 	Wrapped bool
+	// Sets is the number of sketch sets (ingest.Config.Sets).
+	Sets int
 }
 
 // engine is a query room over an in-process ingest.Engine, as main-node
@@ -42,7 +44,7 @@ type engine struct {
 func newEngine(cfg testConfig) (engine, error) {
 	pipe, err := ingest.New(ingest.Config{Vertices: cfg.Vertices, SketchFactor: cfg.SketchFactor,
 		BatchFactor: cfg.BatchFactor, Seed: cfg.Seed, Workers: cfg.Workers, QueueBatches: cfg.QueueBatches,
-		Readers: max(1, cfg.Readers)})
+		Readers: max(1, cfg.Readers), Sets: cfg.Sets})
 	if err != nil {
 		return engine{}, err
 	}

@@ -15,11 +15,9 @@ import (
 	"sketchcc/stream"
 )
 
-// truthLabels replays records [0, hi) of the binary stream at path with
-// toggle semantics into an exact edge set (offline/replay) and returns the
-// union-find's component labels (numbered by smallest vertex, as
-// Result.Labels is) and count.
-func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, components int) {
+// replayPrefix replays records [0, hi) of the binary stream at path with
+// toggle semantics into an exact edge set (offline/replay).
+func replayPrefix(t *testing.T, path string, hi uint64) *replay.EdgeSet {
 	t.Helper()
 	f, err := stream.Open(path)
 	if err != nil {
@@ -30,7 +28,15 @@ func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, compone
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := set.Components()
+	return set
+}
+
+// truthLabels replays records [0, hi) of the binary stream at path with
+// toggle semantics into an exact edge set (offline/replay) and returns the
+// union-find's component labels (numbered by smallest vertex, as
+// Result.Labels is) and count.
+func truthLabels(t *testing.T, path string, hi uint64) (labels []uint32, components int) {
+	d := replayPrefix(t, path, hi).Components()
 	return d.Labels(), d.Sets()
 }
 

@@ -92,6 +92,7 @@ type Room struct {
 	// followRaw is follow's read buffer, kept across calls.
 	followRaw []byte
 	applyAt   int // pieceApplyIDs; tests lower it
+	kRounds   int // Boruvka rounds of a k-forest's later sets; 0: all columns; tests lower it
 	scratch   boruvkaScratch
 }
 
@@ -292,7 +293,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	} else {
 		d = dsu.New(p.Vertices())
 	}
-	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.Columns(), rs)
+	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.SetColumns(), rs)
 	if err != nil {
 		return nil, err
 	}

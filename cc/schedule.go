@@ -21,6 +21,10 @@ type Schedule struct {
 	// Answer receives every answer, in order, on Run's goroutine; an error
 	// it returns stops Run.
 	Answer func(*Result) error
+	// KAnswer, when set, makes every query a k-forest query
+	// (Room.KForests): it receives each KResult, on Run's goroutine, after
+	// Answer has received its CC part; an error it returns stops Run.
+	KAnswer func(*KResult) error
 	// From is the number of updates the Room holds already (a run resumed
 	// by Room.Restore); src must start right after them. Positions of At
 	// not past From were answered before and are skipped.
@@ -135,7 +139,7 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 		if n != want {
 			return st, fmt.Errorf("%s: stream ended after %s, header promises %d", s.Name, stream.UpdateCount(done), total)
 		}
-		res, err := r.Query(ctx)
+		res, kres, err := r.scheduledQuery(ctx, s)
 		if err != nil {
 			if ctx.Err() != nil {
 				return st, fmt.Errorf("interrupted during the query after %s; no answer", stream.UpdateCount(done))
@@ -144,12 +148,33 @@ func (r *Room) Run(ctx context.Context, src stream.Source, s Schedule) (RunStats
 		}
 		if final {
 			st.EndToEnd = time.Since(start) - res.CC
+			if kres != nil {
+				st.EndToEnd -= kres.Extract + kres.Restore
+			}
 		}
 		if err := s.Answer(res); err != nil {
 			return st, err
 		}
+		if kres != nil {
+			if err := s.KAnswer(kres); err != nil {
+				return st, err
+			}
+		}
 	}
 	return st, nil
+}
+
+// scheduledQuery runs Query, or KForests when s.KAnswer is set.
+func (r *Room) scheduledQuery(ctx context.Context, s Schedule) (*Result, *KResult, error) {
+	if s.KAnswer == nil {
+		res, err := r.Query(ctx)
+		return res, nil, err
+	}
+	kres, err := r.KForests(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return kres.CC, kres, nil
 }
 
 // checkpoint takes a barrier and hands its state to s.Checkpoint.

@@ -29,8 +29,8 @@ func (m *movingPipe) Settle(ctx context.Context) (gutters.Settled, error) {
 	return view, err
 }
 
-// updates returns a binary stream of us over vertices.
-func updates(t *testing.T, vertices uint32, us ...stream.Update) stream.Source {
+// encodeUpdates returns the binary stream of us over vertices.
+func encodeUpdates(t *testing.T, vertices uint32, us []stream.Update) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w, err := stream.NewWriter(&b, stream.Header{Vertices: vertices, Updates: uint64(len(us))})
@@ -45,7 +45,13 @@ func updates(t *testing.T, vertices uint32, us ...stream.Update) stream.Source {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := stream.NewReader(&b)
+	return b.Bytes()
+}
+
+// updates returns a binary stream of us over vertices.
+func updates(t *testing.T, vertices uint32, us ...stream.Update) stream.Source {
+	t.Helper()
+	r, err := stream.NewReader(bytes.NewReader(encodeUpdates(t, vertices, us)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@
 //	prefix          CRC-32C of the records [0, updates) u32 | 0 u32
 //	forest          edge count u64 | count × (src u32, dst u32)
 //	table           sketch.Table.WriteTo: its own magic, V, rows,
-//	                columns, sketch factor, seed, then every bucket
+//	                columns, sets, sketch factor, seed, then every bucket
 //	checksum        u32 CRC-32C (Castagnoli) of every byte before it
 //
 // Write takes it atomically: a temporary file in DIR, fsync, rename over
@@ -367,7 +367,7 @@ func read(path string) (Meta, *sketch.Table, error) {
 	if v != m.Stream.Vertices {
 		return m, nil, fmt.Errorf("%w: table of %d vertices for a stream of %d", ErrCorrupt, v, m.Stream.Vertices)
 	}
-	p, err := sketch.NewParams(v, factor, seed)
+	p, err := sketch.ParamsOfHeader(v, factor, seed, binary.LittleEndian.Uint32(th[20:]))
 	if err != nil {
 		return m, nil, fmt.Errorf("%w: table parameters: %w", ErrCorrupt, err)
 	}
@@ -456,12 +456,15 @@ type Params struct {
 	Stream       StreamID
 	Seed         uint64
 	SketchFactor float64
+	// Sets is the number of sketch sets (sketch.Params.WithSets).
+	Sets int
 }
 
 // Check returns an error wrapping ErrMismatch, naming every difference,
 // when the checkpoint m with table parameters p was not taken on want's
-// stream with want's seed and sketch factor. A zero Seed or SketchFactor
-// in want is not compared (the caller takes the checkpoint's).
+// stream with want's seed, sketch factor and sets. A zero Seed,
+// SketchFactor or Sets in want is not compared (the caller takes the
+// checkpoint's).
 func (m Meta) Check(p sketch.Params, want Params) error {
 	var errs []error
 	got := m.Stream
@@ -481,6 +484,9 @@ func (m Meta) Check(p sketch.Params, want Params) error {
 	}
 	if want.SketchFactor != 0 && p.Factor() != want.SketchFactor {
 		errs = append(errs, fmt.Errorf("sketch factor %v, asked for %v", p.Factor(), want.SketchFactor))
+	}
+	if want.Sets != 0 && p.Sets() != want.Sets {
+		errs = append(errs, fmt.Errorf("%d sketch set(s), asked for %d", p.Sets(), want.Sets))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrMismatch, err)

@@ -71,8 +71,10 @@
 // encrypts memberlist's gossip). A side whose challenge is answered wrong
 // sends error{"authentication failed: …"} and closes: a worker without the
 // key gets no batch, a main node without it gets no delta. The worker
-// rebuilds the sketch parameters with sketch.NewParams and refuses them
-// (error{…}) if its build computes another geometry. maxFrameM and
+// rebuilds the sketch parameters with sketch.NewParams (and, for a column
+// count k times its own, sketch.Params.WithSets(k): a main node keeping k
+// sketch sets for k-connectivity; a batch's delta then covers every set)
+// and refuses them (error{…}) if its build computes another geometry. maxFrameM and
 // maxFrameW are the largest frame payloads each side reads
 // (--max-frame-bytes): each side keeps its frames within the other's, and
 // a limit that cannot hold one batch (its largest encoding, 1 + 5 ·

@@ -150,6 +150,10 @@ func workerHandshake(fr *frameReader, fw *frameWriter, key []byte, name string, 
 		return workerTerms{}, fmt.Errorf("%w: the main node did not answer the challenge with the worker's cluster key", ErrAuth)
 	}
 	p, err := sketch.NewParams(m.Vertices, m.Factor, m.Seed)
+	if err == nil && m.Columns > p.Columns() && m.Columns%p.Columns() == 0 {
+		// k sketch sets of p's columns each (sketch.Params.WithSets)
+		p, err = p.WithSets(m.Columns / p.Columns())
+	}
 	if err == nil && (p.Rows() != m.Rows || p.Columns() != m.Columns) {
 		err = fmt.Errorf("main node sketches have %d rows × %d columns, this build computes %d × %d",
 			m.Rows, m.Columns, p.Rows(), p.Columns())

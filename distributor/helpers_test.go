@@ -85,7 +85,7 @@ type testPipe struct {
 func newTestPipe(t testing.TB, vertices uint32, batchUpdates int) *testPipe {
 	p, err := sketch.NewParams(vertices, 1, 42)
 	requireNoError(t, err)
-	st := store.New(p)
+	st := store.From(sketch.NewTable(p))
 	g, err := gutters.New(gutters.Config{Vertices: vertices, BatchUpdates: batchUpdates, QueueBatches: 8, Queue: st.Queue})
 	requireNoError(t, err)
 	return &testPipe{p: p, gut: g, st: st}

@@ -212,6 +212,24 @@ func newFeeder(t *testing.T, path string, shares ...float64) *feeder {
 	return f
 }
 
+// stopThenKill stops victim (SIGSTOP) at the feeder's first share and
+// kills it (SIGKILL) at its second, each once the main node has read the
+// part before it when held is set.
+func (f *feeder) stopThenKill(t *testing.T, victim *proc, held bool) {
+	if held {
+		f.waitHeld(t, time.Minute)
+	}
+	f.run(func() error { return victim.cmd.Process.Signal(syscall.SIGSTOP) })
+	if held {
+		f.waitHeld(t, time.Minute)
+	}
+	f.run(func() error {
+		err := victim.cmd.Process.Signal(syscall.SIGKILL)
+		<-victim.done
+		return err
+	})
+}
+
 // run lets the feeder go on: it calls pause and writes the rest.
 func (f *feeder) run(pause func() error) { f.resume <- pause }
 
@@ -331,12 +349,7 @@ func TestWorkerKilled(t *testing.T) {
 	// more, while the main node fills its credits with batches from the
 	// next 30% (some 2,800 batches to share). At 60% it is killed with
 	// those batches unanswered.
-	f.run(func() error { return victim.cmd.Process.Signal(syscall.SIGSTOP) })
-	f.run(func() error {
-		err := victim.cmd.Process.Signal(syscall.SIGKILL)
-		<-victim.done
-		return err
-	})
+	f.stopThenKill(t, victim, false)
 	s := finish(t, m)
 	f.wait(t)
 	checkTruth(t, s, path, labelsPath)

@@ -189,6 +189,7 @@ type summary struct {
 		Greedy       bool    `json:"greedy"`
 		FlushSeconds float64 `json:"flush_seconds"`
 	} `json:"queries"`
+	KConnectivity []kRecord `json:"k_connectivity"`
 }
 
 // finish waits for a main node to exit 0 and returns its summary.

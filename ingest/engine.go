@@ -103,6 +103,11 @@ type Config struct {
 	// which can multiply peak memory. Engine.HugePages reports whether the
 	// kernel accepted.
 	HugePages bool
+	// Sets is the number of independent sketch sets (sketch.Params.WithSets:
+	// Sets times the columns in one sketch per vertex), K for a k-forest
+	// query; sketch.Params.WithSets bounds it. Zero means 1. Gutters keep
+	// the size of one set's sketch.
+	Sets int
 	// Sketches, when set, is the table the engine starts from (a resumed
 	// checkpoint) and then owns; its parameters must be the ones
 	// Vertices, SketchFactor and Seed give. Nil means zero sketches.
@@ -127,6 +132,9 @@ func (c *Config) ensureDefaults() {
 	}
 	if c.Readers == 0 {
 		c.Readers = DefaultReaders(runtime.GOMAXPROCS(0))
+	}
+	if c.Sets == 0 {
+		c.Sets = 1
 	}
 }
 
@@ -156,8 +164,8 @@ func (c Config) Validate() error { return c.check(false) }
 // ValidateExplicit is Validate for a Config whose fields were set
 // explicitly, where a zero is a value rather than "unset" (a command's
 // flags): a zero SketchFactor, BatchFactor, Readers, or Workers without
-// Remote, is then out of range. Seed and QueueBatches keep zero as their
-// default.
+// Remote, is then out of range. Seed, QueueBatches and Sets keep zero as
+// their default.
 func (c Config) ValidateExplicit() error { return c.check(true) }
 
 func (c Config) check(explicit bool) error {
@@ -183,6 +191,9 @@ func (c Config) check(explicit bool) error {
 	}
 	if c.QueueBatches < 0 {
 		bad("QueueBatches", c.QueueBatches, ">= 0")
+	}
+	if c.Sets < 0 {
+		bad("Sets", c.Sets, ">= 1")
 	}
 	return errors.Join(errs...)
 }
@@ -213,13 +224,13 @@ func New(cfg Config) (*Engine, error) {
 	}
 	var st *store.Store
 	if t := cfg.Sketches; t != nil {
-		if q := t.Params(); q.Vertices() != p.Vertices() || q.Factor() != p.Factor() || q.Seed() != p.Seed() {
-			return nil, fmt.Errorf("ingest: sketches of %d vertices, factor %v, seed %d; config gives %d, %v, %d",
-				q.Vertices(), q.Factor(), q.Seed(), p.Vertices(), p.Factor(), p.Seed())
+		if q := t.Params(); q.Vertices() != p.Vertices() || q.Factor() != p.Factor() || q.Seed() != p.Seed() || q.Sets() != p.Sets() {
+			return nil, fmt.Errorf("ingest: sketches of %d vertices, factor %v, seed %d, %d set(s); config gives %d, %v, %d, %d",
+				q.Vertices(), q.Factor(), q.Seed(), q.Sets(), p.Vertices(), p.Factor(), p.Seed(), p.Sets())
 		}
 		st = store.From(t)
 	} else {
-		st = store.New(p)
+		st = store.From(sketch.NewTable(p))
 	}
 	gc.Queue = st.Queue
 	g, err := gutters.New(gc)
@@ -255,14 +266,18 @@ func (c Config) plan() (sketch.Params, gutters.Config, error) {
 	if err := c.Validate(); err != nil {
 		return sketch.Params{}, gutters.Config{}, err
 	}
-	p, err := sketch.NewParams(c.Vertices, c.SketchFactor, c.Seed)
+	one, err := sketch.NewParams(c.Vertices, c.SketchFactor, c.Seed)
+	if err != nil {
+		return sketch.Params{}, gutters.Config{}, err
+	}
+	p, err := one.WithSets(c.Sets)
 	if err != nil {
 		return sketch.Params{}, gutters.Config{}, err
 	}
 	// A gutter holds BatchFactor · sketch bytes per vertex / 4 neighbour
-	// ids (DESIGN.md §3).
+	// ids (DESIGN.md §3), of one set's sketch.
 	gc := gutters.Config{Vertices: c.Vertices, QueueBatches: c.QueueBatches,
-		BatchUpdates: max(1, int(c.BatchFactor*float64(p.BytesPerVertex())/4))}
+		BatchUpdates: max(1, int(c.BatchFactor*float64(one.BytesPerVertex())/4))}
 	if err := gc.Validate(); err != nil {
 		return sketch.Params{}, gutters.Config{}, err
 	}

@@ -31,6 +31,8 @@ type MemoryPlan struct {
 	Sketches, Gutters, Bookkeeping int64
 	// PageBytes is the page size the estimate assumed.
 	PageBytes int64
+	// Sets is the number of sketch sets (Config.Sets) in SketchSlab.
+	Sets int
 }
 
 // Total is the resident memory the run can reach.
@@ -48,7 +50,9 @@ func PlanMemory(cfg Config, updates uint64) (MemoryPlan, error) {
 	if cfg.HugePages {
 		page = hugePageBytes
 	}
-	return estimateMemory(sketchSlab, gutterSlab, cfg.Vertices, updates, page), nil
+	m := estimateMemory(sketchSlab, gutterSlab, cfg.Vertices, updates, page)
+	m.Sets = max(cfg.Sets, 1)
+	return m, nil
 }
 
 // estimateMemory bounds the memory of a run over vertices and updates, given
@@ -66,7 +70,7 @@ func PlanMemory(cfg Config, updates uint64) (MemoryPlan, error) {
 // (V = 10^6 with 2 updates: 4.2 GiB estimated, 3.9 GiB peak RSS measured,
 // instead of the 33 GiB of both slabs).
 func estimateMemory(sketchSlab, gutterSlab int64, vertices uint32, updates uint64, page int64) MemoryPlan {
-	m := MemoryPlan{Vertices: vertices, Updates: updates, SketchSlab: sketchSlab, GutterSlab: gutterSlab,
+	m := MemoryPlan{Vertices: vertices, Updates: updates, SketchSlab: sketchSlab, GutterSlab: gutterSlab, Sets: 1,
 		PageBytes: page, Bookkeeping: int64(vertices) * bookkeepingBytesPerVertex}
 	writes := updates * 2
 	if writes/2 != updates {
@@ -143,9 +147,9 @@ func (m MemoryPlan) Fit(name string, have int64) error {
 	v := m.Vertices
 	switch {
 	case m.SketchSlab > have:
-		return &MemoryError{Lower: "SketchFactor", What: fmt.Sprintf("%s declares %d vertices: their sketches are "+
-			"one allocation of %s, more than this machine's %s of memory and swap",
-			name, v, FormatBytes(m.SketchSlab), FormatBytes(have))}
+		return &MemoryError{Lower: "SketchFactor", What: fmt.Sprintf("%s declares %d vertices: their sketches "+
+			"(%d set(s)) are %s, more than this machine's %s of memory and swap",
+			name, v, m.Sets, FormatBytes(m.SketchSlab), FormatBytes(have))}
 	case m.GutterSlab > have:
 		return &MemoryError{Lower: "BatchFactor", What: fmt.Sprintf("%s declares %d vertices: their gutters are "+
 			"one allocation of %s, more than this machine's %s of memory and swap",

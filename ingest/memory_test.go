@@ -20,7 +20,7 @@ func TestMemoryEstimate(t *testing.T) {
 		have       = 25_270_000_000 // 23.5 GiB
 	)
 	m := estimateMemory(sketchSlab, gutterSlab, v, 2, page)
-	want := MemoryPlan{Vertices: v, Updates: 2, SketchSlab: sketchSlab, GutterSlab: gutterSlab, PageBytes: page,
+	want := MemoryPlan{Vertices: v, Updates: 2, SketchSlab: sketchSlab, GutterSlab: gutterSlab, PageBytes: page, Sets: 1,
 		Sketches: v*page + 4*(17_936+page), Gutters: 4 * page, Bookkeeping: v * bookkeepingBytesPerVertex}
 	if m != want {
 		t.Fatalf("V=10^6, 2 updates: %+v, want %+v", m, want)
@@ -50,7 +50,7 @@ func TestMemoryEstimate(t *testing.T) {
 	}
 	var me *MemoryError
 	err = estimateMemory(30e9, gutterSlab, v, 2, page).Fit("s.bin", have)
-	if !errors.As(err, &me) || me.Lower != "SketchFactor" || !strings.Contains(err.Error(), "sketches are one allocation") ||
+	if !errors.As(err, &me) || me.Lower != "SketchFactor" || !strings.Contains(err.Error(), "sketches (1 set(s)) are") ||
 		me.Advise("the knob") != strings.TrimPrefix(strings.Replace(err.Error(), "Config.SketchFactor", "the knob", 1), "ingest: ") {
 		t.Errorf("a sketch slab above the machine: %v", err)
 	}

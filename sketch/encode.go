@@ -14,23 +14,28 @@ var ErrEncoding = errors.New("sketch: malformed encoding")
 // tableMagic starts a table checkpoint.
 const tableMagic = "SKCCTBL1"
 
-// tableHeaderBytes: magic, vertices u32, rows u32, columns u32, reserved
-// u32, factor f64, seed u64.
+// tableHeaderBytes: magic, vertices u32, rows u32, columns u32, sets u32,
+// factor f64, seed u64.
 const tableHeaderBytes = 8 + 4*4 + 8 + 8
 
 // WriteTo writes a checkpoint of the table to w:
 //
-//	"SKCCTBL1" | vertices u32 | rows u32 | columns u32 | 0 u32 |
+//	"SKCCTBL1" | vertices u32 | rows u32 | columns u32 | sets u32 |
 //	factor f64 | seed u64 | Vertices·BucketsPerVertex buckets
 //
-// little-endian. It returns the bytes written.
+// little-endian, sets being 0 for one set (Params.WithSets) as in the
+// tables written before sets were. It returns the bytes written.
 func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	h := make([]byte, 0, tableHeaderBytes)
 	h = append(h, tableMagic...)
 	h = binary.LittleEndian.AppendUint32(h, t.p.vertices)
 	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.rows))
 	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.columns))
-	h = binary.LittleEndian.AppendUint32(h, 0)
+	sets := uint32(t.p.sets)
+	if sets == 1 {
+		sets = 0 // as before sets were
+	}
+	h = binary.LittleEndian.AppendUint32(h, sets)
 	h = binary.LittleEndian.AppendUint64(h, math.Float64bits(t.p.factor))
 	h = binary.LittleEndian.AppendUint64(h, t.p.seed)
 	n, err := w.Write(h)
@@ -52,6 +57,16 @@ func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
+// ParamsOfHeader returns the parameters of a table header's vertices,
+// factor, seed and sets (0 or 1 for one set): NewParams', then WithSets'.
+func ParamsOfHeader(vertices uint32, factor float64, seed uint64, sets uint32) (Params, error) {
+	p, err := NewParams(vertices, factor, seed)
+	if err == nil && sets > 1 {
+		p, err = p.WithSets(int(min(sets, MaxColumns+1)))
+	}
+	return p, err
+}
+
 // ReadTable reads a checkpoint written by WriteTo. It returns an error
 // wrapping ErrEncoding for a bad magic, a geometry that NewParams would not
 // produce, or a short body (io.ErrUnexpectedEOF also wrapped).
@@ -68,7 +83,7 @@ func ReadTable(r io.Reader) (*Table, error) {
 	cols := binary.LittleEndian.Uint32(h[16:])
 	factor := math.Float64frombits(binary.LittleEndian.Uint64(h[24:]))
 	seed := binary.LittleEndian.Uint64(h[32:])
-	p, err := NewParams(v, factor, seed)
+	p, err := ParamsOfHeader(v, factor, seed, binary.LittleEndian.Uint32(h[20:]))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrEncoding, err)
 	}

@@ -38,6 +38,7 @@ type Params struct {
 	seed     uint64
 	rows     int
 	columns  int
+	sets     int // WithSets' k; columns = sets · the columns of one set
 
 	// seeds[0] seeds the checksum hash, seeds[1+c] column c's hash and
 	// seeds[keySeed] the index key that every column hash starts from.
@@ -100,7 +101,7 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 			ErrParams, factor, need, MaxColumns)
 	}
 	cols := max(minColumns, int(need))
-	p := Params{vertices: vertices, factor: factor, seed: seed, rows: rows, columns: cols,
+	p := Params{vertices: vertices, factor: factor, seed: seed, rows: rows, columns: cols, sets: 1,
 		seeds: new([keySeed + 1]uint64)}
 	// Seeds are a splitmix64 sequence from seed: distinct and independent
 	// looking, so the checksum never shares a seed with a column.
@@ -112,6 +113,32 @@ func NewParams(vertices uint32, factor float64, seed uint64) (Params, error) {
 	p.lanes = p.laneLayout()
 	return p, nil
 }
+
+// WithSets returns p with k >= 1 independent sketch sets: k·Columns()
+// columns, set i being columns [i·S, (i+1)·S) for S = p.Columns(), each
+// column of its own seed, with one deterministic bucket for all. A k-forest
+// query samples set i's columns only (Ahn, Guha, McGregor, SODA 2012,
+// §3.2: the sets must be independent, and columns are). Every update
+// hashes the index once for all sets and writes one sketch, not k. It
+// returns an error wrapping ErrParams for k < 1 or more than MaxColumns
+// columns in all; p must have one set.
+func (p Params) WithSets(k int) (Params, error) {
+	if k < 1 || p.sets != 1 || k*p.columns > MaxColumns {
+		return Params{}, fmt.Errorf("%w: %d sketch sets of %d columns (at most %d columns in all)",
+			ErrParams, k, p.columns, MaxColumns)
+	}
+	p.columns *= k
+	p.sets = k
+	p.lanes = p.laneLayout()
+	return p, nil
+}
+
+// Sets returns the number of sketch sets (WithSets), 1 for NewParams'.
+func (p Params) Sets() int { return p.sets }
+
+// SetColumns returns the columns of one set: the Boruvka rounds a query
+// over one set may run.
+func (p Params) SetColumns() int { return p.columns / p.sets }
 
 // Vertices returns the number of vertices, in [2, 2^32).
 func (p Params) Vertices() uint32 { return p.vertices }
@@ -125,8 +152,8 @@ func (p Params) Seed() uint64 { return p.seed }
 // Rows returns R, the buckets per column.
 func (p Params) Rows() int { return p.rows }
 
-// Columns returns S, the ℓ0 samplers per vertex; a query may run at most
-// S Boruvka rounds.
+// Columns returns S, the ℓ0 samplers per vertex, of every set
+// (SetColumns per set).
 func (p Params) Columns() int { return p.columns }
 
 // BucketsPerVertex returns S·R + 1.

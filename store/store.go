@@ -67,10 +67,6 @@ type Store struct {
 	queued, applied atomic.Uint64
 }
 
-// New returns a Store of zero sketches for p: p.TableBytes() bytes, backed
-// by memory as vertices are touched.
-func New(p sketch.Params) *Store { return From(sketch.NewTable(p)) }
-
 // From returns a Store that owns t (a table read from a checkpoint): the
 // caller must not use t afterwards.
 func From(t *sketch.Table) *Store {
@@ -78,6 +74,17 @@ func From(t *sketch.Table) *Store {
 	s := &Store{p: p, table: t, locks: make([]sync.Mutex, p.Vertices())}
 	s.mu.out = make(map[Ticket]uint32)
 	return s
+}
+
+// Toggle XORs the edges {v, u}, u in neighbors, into v's sketch under
+// v's lock, outside the ledger: a k-forest query deletes a forest's edges
+// with it, and puts them back with a second call. Nobody may apply or
+// merge meanwhile (the query holds the pipeline flushed).
+func (s *Store) Toggle(v uint32, neighbors []uint32) {
+	l := &s.locks[v]
+	l.Lock()
+	s.table.ApplyBatch(v, neighbors)
+	l.Unlock()
 }
 
 // Params returns the sketch parameters.

@@ -17,7 +17,7 @@ func newStore(t testing.TB) *Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return New(p)
+	return From(sketch.NewTable(p))
 }
 
 // snapshot copies every vertex's sketch.
@@ -192,5 +192,34 @@ func TestWaitConcurrentWaiters(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestToggle: Toggle twice leaves a sketch as it was, and once is the
+// batch's delta.
+func TestToggle(t *testing.T) {
+	p, err := sketch.NewParams(16, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = p.WithSets(3); err != nil {
+		t.Fatal(err)
+	}
+	s := From(sketch.NewTable(p))
+	s.ApplyNow(2, []uint32{5, 7})
+	want := make([]sketch.Bucket, p.BucketsPerVertex())
+	p.Delta(want, 2, []uint32{5, 7})
+	if !slices.Equal(s.Table().Sketch(2), want) {
+		t.Fatal("ApplyNow did not write the batch's delta")
+	}
+	s.Toggle(2, []uint32{7})
+	p.Delta(want, 2, []uint32{5})
+	if !slices.Equal(s.Table().Sketch(2), want) {
+		t.Fatal("Toggle did not delete the edge")
+	}
+	s.Toggle(2, []uint32{7})
+	p.Delta(want, 2, []uint32{5, 7})
+	if !slices.Equal(s.Table().Sketch(2), want) {
+		t.Fatal("Toggle twice did not restore the sketch")
 	}
 }

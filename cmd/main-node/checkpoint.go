@@ -92,7 +92,7 @@ func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) 
 // readResume reads the checkpoint of --resume (checkpoint.ReadResume),
 // comparing with it only the sketch flags the user set.
 func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {
-	want := checkpoint.Params{Stream: id}
+	want := checkpoint.Params{Stream: id, Sets: c.kconn.K}
 	if c.checkpoint.seedSet {
 		want.Seed = c.engine.Seed
 	}

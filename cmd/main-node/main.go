@@ -66,6 +66,7 @@ type config struct {
 	pointQueries string
 	noGreedy     bool
 	checkpoint   checkpointConfig
+	kconn        cli.KConn // --k-connectivity, --k-out, --bridges, --min-cut, --forests
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
@@ -93,6 +94,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.pointQueries, "point-queries", "", "file of 'u v' lines: answer 'are u and v connected' at every query")
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	addCheckpointFlags(fs, &c.checkpoint)
+	c.kconn.AddFlags(fs)
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
@@ -149,6 +151,7 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 		errs = append(errs, errors.New("--queries and --query-at both given: give one (evenly spaced queries, or queries at those counts)"))
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
+	errs = append(errs, kconnErrors(c.kconn)...)
 	for _, f := range c.queryAtList {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil {
@@ -263,7 +266,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		FlushTimeout: flushTimeout, Late: cl.Late})
 	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
 		BatchFactor: e.Config().BatchFactor, Logger: log}
-	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every}
+	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every, KAnswer: c.kconn.Answerer(h.Vertices, h.Updates)}
 	if res0 != nil {
 		m := res0.Meta
 		if err := room.Restore(cc.State{Updates: m.Updates, GreedyValid: m.GreedyValid, Forest: m.Forest}); err != nil {
@@ -304,7 +307,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 // header h, started from the checkpoint res0 when it is not nil.
 func engineConfig(c config, h stream.Header, res0 *checkpoint.Resume) ingest.Config {
 	cfg := c.engine
-	cfg.Vertices = h.Vertices
+	cfg.Vertices, cfg.Sets = h.Vertices, c.kconn.K
 	cfg.Workers, cfg.Remote = c.cluster.engineWorkers(cfg.Workers)
 	// Huge pages pay when most sketches and gutters get touched; on a
 	// sparse stream they would make whole 2 MiB regions resident.

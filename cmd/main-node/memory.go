@@ -11,10 +11,13 @@ import (
 
 // checkMemory refuses a stream whose sketches and gutters cannot be
 // allocated or filled on this machine, before trying (ingest.PlanMemory,
-// MemoryPlan.Fit), naming the flag to lower. A sketch factor whose
-// columns exceed sketch.MaxColumns is a usage error.
+// MemoryPlan.Fit), naming the flag to lower. A sketch factor or a K
+// whose columns exceed sketch.MaxColumns is a usage error.
 func checkMemory(c config, cfg ingest.Config, updates uint64) error {
 	plan, err := ingest.PlanMemory(cfg, updates)
+	if errors.Is(err, sketch.ErrParams) && c.kconn.K > 1 {
+		return cli.Usage(fmt.Errorf("--k-connectivity=%d, --sketch-factor=%v: %w", c.kconn.K, c.engine.SketchFactor, err))
+	}
 	if errors.Is(err, sketch.ErrParams) && c.engine.SketchFactor != 1 {
 		return cli.Usage(fmt.Errorf("--sketch-factor=%v: %w", c.engine.SketchFactor, err))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
+	"sketchcc/internal/cli"
 	"sketchcc/internal/cputime"
 	"sketchcc/stream"
 )
@@ -136,4 +137,18 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 	}
 	run.RunStats, run.from = st, sched.From
 	return run, nil
+}
+
+// kconnErrors returns the problems of the k-connectivity flags: K out of
+// range, an output without K >= 2 or where it cannot be written.
+func kconnErrors(k cli.KConn) []error {
+	errs := []error{cli.CheckWritable("--k-out", k.Out), cli.CheckWritable("--bridges", k.Bridges),
+		cli.CheckWritable("--min-cut", k.MinCut), cli.CheckWritable("--forests", k.Forests)}
+	switch {
+	case k.K < 1:
+		errs = append(errs, fmt.Errorf("--k-connectivity=%d, want at least 1", k.K))
+	case k.K == 1 && k.Out+k.Bridges+k.MinCut+k.Forests != "":
+		errs = append(errs, errors.New("--k-out, --bridges, --min-cut and --forests need --k-connectivity of at least 2"))
+	}
+	return errs
 }

@@ -24,6 +24,13 @@ import (
 // graph.
 func prefixDSU(t *testing.T, path string, k uint64) *dsu.DSU {
 	t.Helper()
+	return prefixSet(t, path, k).Components()
+}
+
+// prefixSet replays the first k updates of the stream at path with toggle
+// semantics into an exact edge set.
+func prefixSet(t *testing.T, path string, k uint64) *replay.EdgeSet {
+	t.Helper()
 	f, err := stream.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +40,7 @@ func prefixDSU(t *testing.T, path string, k uint64) *dsu.DSU {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return set.Components()
+	return set
 }
 
 // TestQueriesDuringStream runs main-node with --query-at at the multiples

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
 	"sketchcc/cc"
@@ -67,6 +65,7 @@ type summary struct {
 	CheckpointWriteSeconds float64         `json:"checkpoint_write_seconds,omitempty"`
 	CheckpointBytes        int64           `json:"checkpoint_bytes,omitempty"`
 	MainCPU                *cputime.Stages `json:"main_cpu,omitempty"`
+	KConnectivity          []cli.KRecord   `json:"k_connectivity,omitempty"` // --k-connectivity: every query's answer
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *distributor.Cluster) error {
@@ -95,7 +94,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		PeakRSSBytes: cli.PeakRSS(),
 		ResumedFrom:  run.from, Checkpoints: run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
 		CheckpointWriteSeconds: run.taker.Writing.Seconds(), CheckpointBytes: run.taker.Bytes,
-		MainCPU: run.cpu,
+		MainCPU: run.cpu, KConnectivity: c.kconn.Records,
 	}
 	if c.json {
 		return json.NewEncoder(w).Encode(s)
@@ -106,15 +105,15 @@ updates       %d
 components    %d
 ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s%s)
 query         %s
-sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
+sketch        %s (%d set(s), %d bytes per vertex, %d columns × %d rows + 1 buckets)
 hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
 peak RSS      %s
-`, s.Stream, s.Vertices, s.Updates, s.Components,
+%s`, s.Stream, s.Vertices, s.Updates, s.Components,
 		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
-		ingest.FormatBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
+		ingest.FormatBytes(s.SketchBytes), p.Sets(), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
-		ingest.FormatBytes(s.PeakRSSBytes))
+		ingest.FormatBytes(s.PeakRSSBytes), c.kconn.Summary())
 	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
 		return err
 	}
@@ -175,7 +174,7 @@ func midQueries(queries []queryRecord) string {
 // followed by suffix.
 func writeOutputs(c config, res *cc.Result, suffix string) error {
 	if c.labels != "" {
-		err := writeLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
+		err := cli.WriteLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
 			b = strconv.AppendUint(b, uint64(i), 10)
 			b = append(b, ' ')
 			return strconv.AppendUint(b, uint64(res.Labels[i]), 10)
@@ -185,7 +184,7 @@ func writeOutputs(c config, res *cc.Result, suffix string) error {
 		}
 	}
 	if c.forest != "" {
-		err := writeLines(c.forest+suffix, len(res.Forest.Edges), func(b []byte, i int) []byte {
+		err := cli.WriteLines(c.forest+suffix, len(res.Forest.Edges), func(b []byte, i int) []byte {
 			e := res.Forest.Edges[i]
 			b = strconv.AppendUint(b, uint64(e.Src), 10)
 			b = append(b, ' ')
@@ -196,22 +195,4 @@ func writeOutputs(c config, res *cc.Result, suffix string) error {
 		}
 	}
 	return nil
-}
-
-func writeLines(path string, n int, line func([]byte, int) []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var b []byte
-	for i := range n {
-		b = append(line(b[:0], i), '\n')
-		w.Write(b)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return f.Close()
 }

@@ -143,10 +143,12 @@ func TestKeyFileMessage(t *testing.T) {
 // names the flag to lower, not the library's Config field.
 func TestMemoryRefusalNamesFlag(t *testing.T) {
 	path := writeFile(t, "big.bin", append(header(1<<30, 1), 0, 1, 0, 0, 0, 2, 0, 0, 0))
-	r := runMain(t, "--stream", path)
-	if r.code != 1 || !strings.Contains(r.stderr, path+" declares 1073741824 vertices: their sketches are one allocation of") ||
-		!strings.Contains(r.stderr, "; lower --sketch-factor, or run on a machine with more memory") ||
-		strings.Contains(r.stderr, "Config.") {
-		t.Errorf("want exit 1 and --sketch-factor named, got %v", r)
+	for _, k := range []string{"1", "3"} { // --k-connectivity's K sets of sketches, counted before allocating
+		r := runMain(t, "--stream", path, "--k-connectivity", k)
+		if r.code != 1 || !strings.Contains(r.stderr, path+" declares 1073741824 vertices: their sketches ("+k+" set(s)) are") ||
+			!strings.Contains(r.stderr, "; lower --sketch-factor, or run on a machine with more memory") ||
+			strings.Contains(r.stderr, "Config.") {
+			t.Errorf("want exit 1 and --sketch-factor named, got %v", r)
+		}
 	}
 }
