@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"sketchcc/gutters"
@@ -44,6 +45,7 @@ type Cluster struct {
 	pool    *Pool
 	log     *slog.Logger
 	unwatch func() bool
+	closed  sync.Once
 }
 
 // leaveTimeout bounds the main node's leave (Membership.Close): the
@@ -118,11 +120,16 @@ func (c *Cluster) WaitWorkers(ctx context.Context, n int) error {
 }
 
 // Close stops the cluster in the order its doc comment gives. It returns
-// within the Pool's Close plus leaveTimeout and a little; call it once.
+// within the Pool's Close plus leaveTimeout and a little; calls after the
+// first do nothing.
 func (c *Cluster) Close() {
 	if c == nil {
 		return
 	}
+	c.closed.Do(c.close)
+}
+
+func (c *Cluster) close() {
 	c.unwatch()
 	t0 := time.Now()
 	if c.ctx.Err() != nil {

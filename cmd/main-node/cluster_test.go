@@ -11,9 +11,9 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"regexp"
 	"runtime"
-	"sketchcc/internal/testwait"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +23,7 @@ import (
 	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
+	"sketchcc/internal/testwait"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
@@ -358,5 +359,59 @@ func TestClusterCountersAddUpAfterGreedyFinal(t *testing.T) {
 			t.Errorf("round %d: connections sum to %d batches, %d merged, %d re-sent, %d late; cluster says %d, %d, %d",
 				round, batches, merged, resent, late, s.RemoteBatches, s.Resent, s.Late)
 		}
+	}
+}
+
+// TestMetricsLingerReleasesWorkers (issue 27, item 10): with
+// --metrics-linger the workers are told the run is over ("main node
+// done") once the result is printed, and only then do the metrics linger;
+// the metrics are still served while the main node lingers, and the
+// answer is the union-find's.
+func TestMetricsLingerReleasesWorkers(t *testing.T) {
+	_, _, truth := oracle(t, multiples)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--stream", multiples, "--listen", "127.0.0.1:0", "--gossip-local",
+			"--expect-workers", "1", "--local-workers", "0", "--metrics-listen", "127.0.0.1:0",
+			"--metrics-linger", "1m", "--json", "--log-level", "info"}, &out, &errb)
+	}()
+	w, served := joinWorker(t, listenAddr(t, &errb))
+	defer func() { w.Close(); <-served }()
+	select {
+	case <-w.Stopped():
+	case err := <-done:
+		t.Fatalf("the run ended (%v) before its linger was over\n%s", err, errb.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the worker was not released while the metrics linger\n%s", errb.String())
+	}
+	if r := w.StopReason(); r != "main node done" {
+		t.Errorf("the worker was told %q, want \"main node done\"", r)
+	}
+	if got := components(out.String()); got != truth.Sets() {
+		t.Errorf("%d components, union-find says %d\n%s", got, truth.Sets(), out.String())
+	}
+	m := regexp.MustCompile(`msg="metrics listening" addr=(\S+)`).FindStringSubmatch(errb.String())
+	if m == nil {
+		t.Fatalf("no metrics address logged:\n%s", errb.String())
+	}
+	resp, err := http.Get("http://" + m[1] + "/metrics")
+	if err != nil {
+		t.Fatalf("the metrics are not served while the main node lingers: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("metrics while lingering: %s", resp.Status)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the run ended (%v) before its linger was over", err)
+	default:
+	}
+	cancel() // Ctrl-C ends the linger
+	if err := <-done; err != nil {
+		t.Errorf("run: %v\n%s", err, errb.String())
 	}
 }

@@ -286,16 +286,16 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
+	res.cores, res.taker = runtime.GOMAXPROCS(0), taker // cores before the workers go and give them back
 	// Drained, so that --json's counters add up (batches = merged + re-sent + late).
 	cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, flushTimeout,
 		fmt.Errorf("--flush-timeout=%v passed", flushTimeout))
-	res.taker = taker
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
+	cl.Close() // the workers are told the run is over before the metrics linger
 	mm.srv.Linger(ctx, c.metrics.linger)
 	return nil
 }
