@@ -107,13 +107,13 @@ func (c *Cluster) Addr() string { return c.m.Addr() }
 func (c *Cluster) Name() string { return c.m.Name() }
 
 // WaitWorkers blocks until n workers are connected or ctx is done
-// (Pool.WaitWorkers); its error then also names a member refused for
-// another cluster key.
+// (Pool.WaitWorkers); its error then also names each member refused for
+// another cluster key, or for none (Membership.Refused).
 func (c *Cluster) WaitWorkers(ctx context.Context, n int) error {
 	err := c.pool.WaitWorkers(ctx, n)
 	if err != nil {
 		if r := c.m.Refused(); r != "" {
-			err = fmt.Errorf("%w; refused a member with another cluster key: %s", err, r)
+			err = fmt.Errorf("%w; refused members with another cluster key or none: %s", err, r)
 		}
 	}
 	return err
