@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"sketchcc/gutters"
@@ -44,6 +45,7 @@ type Cluster struct {
 	pool    *Pool
 	log     *slog.Logger
 	unwatch func() bool
+	closed  sync.Once
 }
 
 // leaveTimeout bounds the main node's leave (Membership.Close): the
@@ -105,24 +107,29 @@ func (c *Cluster) Addr() string { return c.m.Addr() }
 func (c *Cluster) Name() string { return c.m.Name() }
 
 // WaitWorkers blocks until n workers are connected or ctx is done
-// (Pool.WaitWorkers); its error then also names a member refused for
-// another cluster key.
+// (Pool.WaitWorkers); its error then also names each member refused for
+// another cluster key, or for none (Membership.Refused).
 func (c *Cluster) WaitWorkers(ctx context.Context, n int) error {
 	err := c.pool.WaitWorkers(ctx, n)
 	if err != nil {
 		if r := c.m.Refused(); r != "" {
-			err = fmt.Errorf("%w; refused a member with another cluster key: %s", err, r)
+			err = fmt.Errorf("%w; refused members with another cluster key or none: %s", err, r)
 		}
 	}
 	return err
 }
 
 // Close stops the cluster in the order its doc comment gives. It returns
-// within the Pool's Close plus leaveTimeout and a little; call it once.
+// within the Pool's Close plus leaveTimeout and a little; calls after the
+// first do nothing.
 func (c *Cluster) Close() {
 	if c == nil {
 		return
 	}
+	c.closed.Do(c.close)
+}
+
+func (c *Cluster) close() {
 	c.unwatch()
 	t0 := time.Now()
 	if c.ctx.Err() != nil {

@@ -159,10 +159,9 @@ type Membership struct {
 	once   sync.Once
 	err    error
 	log    *slog.Logger
-	// refused is the last member refused for another cluster key: the
-	// reason memberlist gave, with the peer's address.
-	refused     atomic.Pointer[string]
-	lastRefusal atomic.Pointer[time.Time]
+	// refused holds the members refused for another cluster key: the
+	// reasons memberlist gave, with the peers' hosts.
+	refused refusals
 }
 
 // eventQueue sizes memberlist's event channel. memberlist's
@@ -353,14 +352,11 @@ func (m *Membership) JoinRetry(ctx context.Context, interval time.Duration, addr
 	}
 }
 
-// Refused returns why the last member that tried to join was refused for
-// its cluster key, with its address, or "" if none was.
-func (m *Membership) Refused() string {
-	if r := m.refused.Load(); r != nil {
-		return *r
-	}
-	return ""
-}
+// Refused returns why each member that tried to join was refused for its
+// cluster key (its key differs, or it has none while this node has one,
+// or the reverse), with its host, joined by "; " in the order seen, or ""
+// if none was.
+func (m *Membership) Refused() string { return m.refused.String() }
 
 // multiErrorPreamble matches the "1 error occurred: * " that
 // go-multierror puts before each of memberlist's errors.
@@ -381,15 +377,12 @@ func isKeyMismatch(s string) bool {
 }
 
 // keyMismatch handles a memberlist log line that says a peer uses another
-// cluster key: it records it for Refused and logs it at warn, at most
-// once a second (a refused peer retries).
+// cluster key: it records it for Refused and logs it at warn, each new
+// one at once and repeats at most once a second (a refused peer retries).
 func (m *Membership) keyMismatch(msg string) {
-	prev := m.refused.Swap(&msg)
-	now := time.Now()
-	if last := m.lastRefusal.Load(); last != nil && prev != nil && now.Sub(*last) < time.Second {
+	if !m.refused.add(msg, time.Now()) {
 		return
 	}
-	m.lastRefusal.Store(&now)
 	m.log.Warn("refused a member with another cluster key; check that the main node and every worker have the same cluster key",
 		"reason", msg)
 }

@@ -167,19 +167,23 @@ func (r *roster) depart(name string, inc uint64, failed bool) []action {
 	}
 	acts, ok := r.remove(name, inc, reason)
 	if !ok {
-		return append(acts, action{kind: actIgnored, name: name, inc: inc, reason: news + "; a newer process of it is connected"})
+		return append(acts, action{kind: actIgnored, name: name, inc: inc, reason: news + "; a newer process of it has replaced it"})
 	}
 	return append(acts, action{kind: kind, name: name, inc: inc, reason: reason})
 }
 
 // remove stops keeping incarnation inc of the worker (0: any) and drops
-// its connection. It returns false, dropping nothing, when the live
-// connection is of another incarnation: the news is about a process that
-// has been replaced.
+// its connection. It returns false, dropping nothing, when a newer
+// incarnation is the member or holds the live connection: the news is
+// about a process that has been replaced (even while the newer one waits
+// for its re-dial, with no connection).
 func (r *roster) remove(name string, inc uint64, reason string) ([]action, bool) {
 	w := r.workers[name]
 	if w == nil {
 		return nil, true
+	}
+	if inc != 0 && w.member && w.inc > inc {
+		return nil, false
 	}
 	if w.member && (inc == 0 || w.inc == inc) {
 		w.member, w.redial = false, 0

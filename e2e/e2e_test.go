@@ -504,17 +504,24 @@ func TestWrongClusterKey(t *testing.T) {
 	}
 }
 
-// TestExpectWorkersWrongKey: --expect-workers fails naming the reason it
-// saw: the only worker has another cluster key.
+// TestExpectWorkersWrongKey: --expect-workers fails naming every refusal
+// it saw: one worker has another cluster key, the other none (the main
+// node sees it too, and warns of each at once).
 func TestExpectWorkersWrongKey(t *testing.T) {
 	skipShort(t)
-	m, addr := startMain(t, nil, "--stream", multiples, "--expect-workers", "1", "--wait-timeout", "3s",
+	m, addr := startMain(t, nil, "--stream", multiples, "--expect-workers", "2", "--wait-timeout", "5s",
 		"--cluster-key-file", keyFile(t))
 	start(t, "worker", nil, "--join", addr, "--listen", "127.0.0.1:0", "--gossip-local", "--cluster-key-file", keyFile(t))
+	start(t, "worker", nil, "--join", addr, "--listen", "127.0.0.1:0", "--gossip-local")
+	m.waitLog(`level=WARN msg="refused a member with another cluster key.* reason=".*could decrypt`, 5*time.Second)
+	m.waitLog(`level=WARN msg="refused a member with another cluster key.* reason=".*not encrypted`, 5*time.Second)
 	if code := m.wait(10 * time.Second); code != 1 {
 		t.Fatalf("main-node exited %d, want 1", code)
 	}
-	m.waitLog(`0 of 1 workers connected.*refused a member with another cluster key: .*could decrypt`, time.Second)
+	got := m.waitLog(`0 of 2 workers connected.*refused members with another cluster key or none: (.*)`, time.Second)[1]
+	if !strings.Contains(got, "could decrypt") || !strings.Contains(got, "not encrypted") {
+		t.Errorf("the failure names %q; want the wrong key's refusal and the keyless worker's", got)
+	}
 }
 
 // TestGarbagePeer: a member whose data port answers garbage is dropped,

@@ -55,8 +55,9 @@ func TestRestartSameName(t *testing.T) {
 	})
 	t.Logf("restarted worker admitted after %v", time.Since(t0).Round(time.Millisecond))
 	// The cluster declares the first process failed a few seconds after
-	// the kill; that must not drop the second.
-	m.waitLog(`msg="worker failed.* worker=w1 node=w1#`, 20*time.Second)
+	// the kill; that must not drop the second, and is no failure of w1:
+	// info, not counted in workers_failed.
+	m.waitLog(`level=INFO msg="worker failed; a newer process of it has replaced it" .*worker=w1 node=w1#`, 20*time.Second)
 	f.run(func() error { return nil })
 	s := finish(t, m)
 	f.wait(t)
@@ -70,6 +71,9 @@ func TestRestartSameName(t *testing.T) {
 	}
 	if strings.Contains(m.log(), "Conflicting address") {
 		t.Errorf("memberlist saw a name conflict")
+	}
+	if s.WorkersFailed != 0 || m.count(`level=WARN msg="worker failed"`) != 0 {
+		t.Errorf("the replaced process counted as a failure (workers_failed %d) or warned of", s.WorkersFailed)
 	}
 	checkCounters(t, s)
 	// One entry for w1 with a connection per process (and the failed

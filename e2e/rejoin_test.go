@@ -35,9 +35,10 @@ func TestMainPausedWorkerRejoins(t *testing.T) {
 	skipShort(t)
 	path := kron12(t)
 	labelsPath := filepath.Join(t.TempDir(), "labels")
-	// 4.4 M updates at 250,000 a second: about 18 s of stream, so that
-	// most of it comes after the pause (the rate catches up then).
-	m, addr := startMain(t, nil, "--stream", path, "--rate-limit", "250000", "--expect-workers", "1",
+	// 4.4 M updates at 400,000 a second: about 11 s of stream, so that
+	// much of it comes after the pause (declared dead 4-5 s in, rejoined
+	// within milliseconds of SIGCONT; the rate catches up then).
+	m, addr := startMain(t, nil, "--stream", path, "--rate-limit", "400000", "--expect-workers", "1",
 		"--local-workers", "0", "--batch-factor", "0.5", "--labels", labelsPath)
 	w := startWorker(t, addr, "--name", "w1", "--metrics-listen", "127.0.0.1:0")
 	batches := workerBatches(w)

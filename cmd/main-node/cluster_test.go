@@ -11,9 +11,9 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"regexp"
 	"runtime"
-	"sketchcc/internal/testwait"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +23,7 @@ import (
 	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/internal/cli"
+	"sketchcc/internal/testwait"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
@@ -358,5 +359,119 @@ func TestClusterCountersAddUpAfterGreedyFinal(t *testing.T) {
 			t.Errorf("round %d: connections sum to %d batches, %d merged, %d re-sent, %d late; cluster says %d, %d, %d",
 				round, batches, merged, resent, late, s.RemoteBatches, s.Resent, s.Late)
 		}
+	}
+}
+
+// TestMetricsLingerReleasesWorkers (issue 27, item 10): with
+// --metrics-linger the workers are told the run is over ("main node
+// done") once the result is printed, and only then do the metrics linger;
+// the metrics are still served while the main node lingers, and the
+// answer is the union-find's.
+func TestMetricsLingerReleasesWorkers(t *testing.T) {
+	_, _, truth := oracle(t, multiples)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--stream", multiples, "--listen", "127.0.0.1:0", "--gossip-local",
+			"--expect-workers", "1", "--local-workers", "0", "--metrics-listen", "127.0.0.1:0",
+			"--metrics-linger", "1m", "--json", "--log-level", "info"}, &out, &errb)
+	}()
+	w, served := joinWorker(t, listenAddr(t, &errb))
+	defer func() { w.Close(); <-served }()
+	select {
+	case <-w.Stopped():
+	case err := <-done:
+		t.Fatalf("the run ended (%v) before its linger was over\n%s", err, errb.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the worker was not released while the metrics linger\n%s", errb.String())
+	}
+	if r := w.StopReason(); r != "main node done" {
+		t.Errorf("the worker was told %q, want \"main node done\"", r)
+	}
+	if got := components(out.String()); got != truth.Sets() {
+		t.Errorf("%d components, union-find says %d\n%s", got, truth.Sets(), out.String())
+	}
+	m := regexp.MustCompile(`msg="metrics listening" addr=(\S+)`).FindStringSubmatch(errb.String())
+	if m == nil {
+		t.Fatalf("no metrics address logged:\n%s", errb.String())
+	}
+	resp, err := http.Get("http://" + m[1] + "/metrics")
+	if err != nil {
+		t.Fatalf("the metrics are not served while the main node lingers: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("metrics while lingering: %s", resp.Status)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the run ended (%v) before its linger was over", err)
+	default:
+	}
+	cancel() // Ctrl-C ends the linger
+	if err := <-done; err != nil {
+		t.Errorf("run: %v\n%s", err, errb.String())
+	}
+}
+
+// TestJoinAddrs (issue 27, item 9): on a machine with an IPv6 ULA
+// address, --listen 0.0.0.0:7946 names its IPv4 addresses, loopback last,
+// not the IPv6 address memberlist advertises; :: names IPv6 ones too,
+// never link-local; a named host is kept, with the port bound.
+func TestJoinAddrs(t *testing.T) {
+	var ifaces []net.Addr
+	for _, c := range []string{"127.0.0.1/8", "::1/128", "192.0.2.2/24", "fd00::2/64", "fe80::fc:ff:fe00:1/64", "10.1.2.3/16"} {
+		ip, n, err := net.ParseCIDR(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ifaces = append(ifaces, &net.IPNet{IP: ip, Mask: n.Mask})
+	}
+	for _, c := range []struct {
+		listen, bound string
+		ifaces        []net.Addr
+		want          string
+	}{
+		{"0.0.0.0:7946", "[fd00::2]:7946", ifaces, "192.0.2.2:7946 10.1.2.3:7946 127.0.0.1:7946"},
+		{"0.0.0.0:0", "[fd00::2]:41234", ifaces, "192.0.2.2:41234 10.1.2.3:41234 127.0.0.1:41234"},
+		{"[::]:7946", "[fd00::2]:7946", ifaces, "192.0.2.2:7946 10.1.2.3:7946 [fd00::2]:7946 127.0.0.1:7946 [::1]:7946"},
+		{":7946", "192.0.2.2:7946", ifaces, "192.0.2.2:7946 10.1.2.3:7946 [fd00::2]:7946 127.0.0.1:7946 [::1]:7946"},
+		{"127.0.0.1:0", "127.0.0.1:5555", ifaces, "127.0.0.1:5555"},
+		{"main.example:7946", "192.0.2.2:7946", ifaces, "main.example:7946"},
+		{"0.0.0.0:7946", "[fd00::2]:7946", nil, "[fd00::2]:7946"},
+	} {
+		if got := strings.Join(joinAddrs(c.listen, c.bound, c.ifaces), " "); got != c.want {
+			t.Errorf("--listen %s bound at %s: %q, want %q", c.listen, c.bound, got, c.want)
+		}
+	}
+}
+
+// TestListenAnyLogsIPv4: --listen 0.0.0.0:0 logs an IPv4 address to join
+// with, and a worker that joins it gets work; the answer is the
+// union-find's.
+func TestListenAnyLogsIPv4(t *testing.T) {
+	_, _, truth := oracle(t, multiples)
+	var out bytes.Buffer
+	var errb syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), []string{"--stream", multiples, "--listen", "0.0.0.0:0", "--gossip-local",
+			"--expect-workers", "1", "--local-workers", "0", "--json", "--log-level", "info"}, &out, &errb)
+	}()
+	addr := listenAddr(t, &errb)
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || ip.To4() == nil {
+		t.Errorf("--listen 0.0.0.0:0 logged addr=%s, want an IPv4 address", addr)
+	}
+	w, served := joinWorker(t, addr)
+	if err := <-done; err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	w.Close()
+	<-served
+	if got := components(out.String()); got != truth.Sets() {
+		t.Errorf("%d components, union-find says %d", got, truth.Sets())
 	}
 }

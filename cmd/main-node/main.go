@@ -290,15 +290,16 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
+	res.taker, res.resumed, res.checked = taker, in.res0 != nil, in.checked
 	// Drained, so that --json's counters add up (batches = merged + re-sent + late).
 	cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, flushTimeout,
 		fmt.Errorf("--flush-timeout=%v passed", flushTimeout))
-	res.taker = taker
 	prof.Stop(res.final.AfterUpdates)
 	res.cpu = prof.Split()
 	if err := report(stdout, c, e, h, res, cl); err != nil {
 		return err
 	}
+	cl.Close() // the workers are told the run is over before the metrics linger
 	mm.srv.Linger(ctx, c.metrics.linger)
 	return nil
 }
@@ -332,6 +333,8 @@ type input struct {
 	id   checkpoint.StreamID
 	res0 *checkpoint.Resume // nil without --resume
 	from uint64             // the updates res0 holds
+	// checked is how long hashing the stream's first from updates took.
+	checked time.Duration
 }
 
 // openInput checks that the output files can be written, takes the
@@ -381,9 +384,11 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 	}
 	if in.res0 != nil {
 		in.from = in.res0.Meta.Updates
+		t0 := time.Now()
 		if err := checkPrefix(ctx, c, in.cur, in.res0.Meta, stderr, log); err != nil {
 			return in, nil, err
 		}
+		in.checked = time.Since(t0)
 	}
 	if c.engine.Readers > 1 && (in.cur == nil || !in.cur.Seekable()) {
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",

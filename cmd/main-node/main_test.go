@@ -551,3 +551,21 @@ func TestHugePagesAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutineEventsAtInfo (issue 27, item 12): a run that goes as asked
+// (metrics served, then a linger) logs nothing at the default level;
+// at --log-level info its routine events are there, at info.
+func TestRoutineEventsAtInfo(t *testing.T) {
+	args := []string{"--stream", multiples, "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "1ms"}
+	r := runPlain(t, args...)
+	if r.code != 0 || r.stderr != "" {
+		t.Errorf("a routine run logged at the default level: %v", r)
+	}
+	r = runPlain(t, append(args, "--log-level", "info")...)
+	for _, want := range []string{`level=INFO msg="metrics listening" addr=127.0.0.1:`,
+		`level=INFO msg="result printed; serving the final metrics"`} {
+		if r.code != 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("--log-level info: want %q: %v", want, r)
+		}
+	}
+}

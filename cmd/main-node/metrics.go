@@ -61,8 +61,8 @@ func startMetrics(c metricsConfig, e *ingest.Engine, streamUpdates uint64, log *
 	if m.srv, err = metrics.Serve(c.listen, reg, metrics.Config{Logger: log}); err != nil {
 		return nil, err
 	}
-	// At warn, so that scripts read the address at the default level.
-	log.Warn("metrics listening", "addr", m.srv.Addr(), "max_conns", m.srv.MaxConns())
+	// Scripts read the address at --log-level info when the port is 0.
+	log.Info("metrics listening", "addr", m.srv.Addr(), "max_conns", m.srv.MaxConns())
 	return m, nil
 }
 

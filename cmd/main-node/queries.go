@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
@@ -48,9 +49,12 @@ type runResult struct {
 	queries []queryRecord
 	final   *cc.Result
 	cc.RunStats
-	// from is the update count a resumed run started at.
-	from  uint64
-	taker *checkpoint.Taker // the checkpoints' writer: their size and write time
+	// from is the update count a resumed run started at, and checked
+	// how long the check of the stream's first from updates took.
+	resumed bool
+	from    uint64
+	checked time.Duration
+	taker   *checkpoint.Taker // the checkpoints' writer: their size and write time
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).

@@ -56,10 +56,17 @@ type summary struct {
 	Queries              []queryRecord `json:"queries"`
 	PeakRSSBytes         int64         `json:"peak_rss_bytes"`
 	// ResumedFrom is the update count a --resume run started at; the
-	// rates count only the updates read since.
-	ResumedFrom       uint64  `json:"resumed_from,omitempty"`
-	Checkpoints       int     `json:"checkpoints,omitempty"`
-	CheckpointSeconds float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
+	// rates above count only the updates read since. PrefixCheckSeconds
+	// is the time the run took to hash the stream's first ResumedFrom
+	// updates against the checkpoint, and StreamUpdatesPerSecond the
+	// whole stream's Updates over that time plus EndToEndSeconds: how
+	// fast this run answered for the whole stream (the time before the
+	// checkpoint, in an earlier run, is not known here).
+	ResumedFrom            *uint64 `json:"resumed_from,omitempty"`
+	PrefixCheckSeconds     float64 `json:"prefix_check_seconds,omitempty"`
+	StreamUpdatesPerSecond float64 `json:"stream_updates_per_second,omitempty"`
+	Checkpoints            int     `json:"checkpoints,omitempty"`
+	CheckpointSeconds      float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
 	// CheckpointWriteSeconds is the time spent writing checkpoints, and
 	// CheckpointBytes the size of the last one.
 	CheckpointWriteSeconds float64         `json:"checkpoint_write_seconds,omitempty"`
@@ -92,25 +99,31 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Greedy:       !c.noGreedy,
 		Queries:      run.queries,
 		PeakRSSBytes: cli.PeakRSS(),
-		ResumedFrom:  run.from, Checkpoints: run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
+		Checkpoints:  run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
+		PrefixCheckSeconds:     run.checked.Seconds(),
 		CheckpointWriteSeconds: run.taker.Writing.Seconds(), CheckpointBytes: run.taker.Bytes,
 		MainCPU: run.cpu, KConnectivity: c.kconn.Records,
+	}
+	if run.resumed {
+		s.ResumedFrom = &run.from
+		s.StreamUpdatesPerSecond = float64(res.AfterUpdates) / (run.checked + run.EndToEnd).Seconds()
 	}
 	if c.json {
 		return json.NewEncoder(w).Encode(s)
 	}
+	resumed, since, whole := resumedLines(s)
 	_, err := fmt.Fprintf(w, `stream        %s
 vertices      %d
 updates       %d
 components    %d
-ingestion     %.3f s end to end, %s updates/s (insertion %.3f s + final flush %.3f s%s)
-query         %s
+%singestion     %.3f s end to end, %s updates/s%s (insertion %.3f s + final flush %.3f s%s)
+%squery         %s
 sketch        %s (%d set(s), %d bytes per vertex, %d columns × %d rows + 1 buckets)
 hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
 peak RSS      %s
-%s`, s.Stream, s.Vertices, s.Updates, s.Components,
-		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
-		queryLine(res),
+%s`, s.Stream, s.Vertices, s.Updates, s.Components, resumed,
+		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), since, s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
+		whole, queryLine(res),
 		ingest.FormatBytes(s.SketchBytes), p.Sets(), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
 		ingest.FormatBytes(s.PeakRSSBytes), c.kconn.Summary())
@@ -133,6 +146,22 @@ peak RSS      %s
 			q.FlushSeconds, q.CCSeconds, q.TotalSeconds, pts)
 	}
 	return err
+}
+
+// resumedLines returns the text summary's parts for a resumed run (""
+// otherwise): the "resumed" line, what the ingestion rate covers, and the
+// "whole stream" line with the rate this run answered the stream at.
+func resumedLines(s summary) (resumed, since, whole string) {
+	if s.ResumedFrom == nil {
+		return "", "", ""
+	}
+	from := *s.ResumedFrom
+	resumed = fmt.Sprintf("resumed       from update %d (the stream up to there checked against the checkpoint in %.3f s)\n",
+		from, s.PrefixCheckSeconds)
+	since = fmt.Sprintf(" over the %d updates since", s.Updates-from)
+	whole = fmt.Sprintf("whole stream  %d updates answered in %.3f s with the prefix check, %s updates/s\n",
+		s.Updates, s.PrefixCheckSeconds+s.EndToEndSeconds, humanCount(s.StreamUpdatesPerSecond))
+	return resumed, since, whole
 }
 
 // queryLine describes how the final answer was computed.

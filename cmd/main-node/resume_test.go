@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	le "encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -186,5 +188,66 @@ func TestResumeAfterStopWithReaders(t *testing.T) {
 				delay, m.Updates, truth.Sets(), r, log)
 		}
 		t.Logf("SIGTERM %v after the first read: stopped at %d of %d updates, resumed to %d components", delay, m.Updates, n, truth.Sets())
+	}
+}
+
+// TestResumeSummary (issue 27, item 8): a resumed run says so, in text and
+// in --json, and gives two rates: the updates it ingested over its
+// ingestion time, and the whole stream over that time plus the prefix
+// check. A run that did not resume says neither.
+func TestResumeSummary(t *testing.T) {
+	const vertices, n = 2000, 300_000
+	dir := t.TempDir()
+	path := filepath.Join(dir, "pairs.bin")
+	writePairsStream(t, path, vertices, n, 5)
+	_, _, truth := oracle(t, path)
+	ck := filepath.Join(dir, "ck")
+	r := runMain(t, "--stream", path, "--checkpoint-dir", ck, "--checkpoint-every", "1ns")
+	if r.code != 0 || strings.Contains(r.stdout, "resumed") || strings.Contains(r.stdout, "whole stream") {
+		t.Fatalf("a run from the start: want no resumed or whole-stream line: %v", r)
+	}
+	m, _, err := checkpoint.Read(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := m.Updates
+	if from == 0 || from >= n {
+		t.Fatalf("checkpoint at %d of %d updates: the test needs one inside the stream", from, n)
+	}
+
+	r = runMain(t, "--stream", path, "--resume", ck)
+	for _, want := range []string{
+		fmt.Sprintf("\nresumed       from update %d (the stream up to there checked against the checkpoint in ", from),
+		fmt.Sprintf(" updates/s over the %d updates since (insertion ", n-from),
+		fmt.Sprintf("\nwhole stream  %d updates answered in ", n),
+		fmt.Sprintf("\ncomponents    %d\n", truth.Sets()),
+	} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("resumed text summary lacks %q: %v", want, r)
+		}
+	}
+
+	r = runMain(t, "--stream", path, "--resume", ck, "--json")
+	var s struct {
+		Components  int      `json:"components"`
+		Updates     uint64   `json:"updates"`
+		ResumedFrom *uint64  `json:"resumed_from"`
+		EndToEnd    float64  `json:"end_to_end_seconds"`
+		Rate        float64  `json:"updates_per_second"`
+		PrefixCheck float64  `json:"prefix_check_seconds"`
+		StreamRate  *float64 `json:"stream_updates_per_second"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || r.code != 0 {
+		t.Fatalf("%v: %v", r, err)
+	}
+	if s.Components != truth.Sets() || s.Updates != n || s.ResumedFrom == nil || *s.ResumedFrom != from {
+		t.Fatalf("got %d components after %d updates resumed from %v; want %d after %d from %d",
+			s.Components, s.Updates, s.ResumedFrom, truth.Sets(), n, from)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(a, b) }
+	if s.PrefixCheck <= 0 || s.StreamRate == nil || !near(s.Rate, float64(n-from)/s.EndToEnd) ||
+		!near(*s.StreamRate, n/(s.PrefixCheck+s.EndToEnd)) {
+		t.Errorf("rates: %.0f updates/s over %d updates in %.6f s; whole stream %v over %.6f s + %.6f s",
+			s.Rate, n-from, s.EndToEnd, s.StreamRate, s.PrefixCheck, s.EndToEnd)
 	}
 }

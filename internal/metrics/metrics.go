@@ -176,14 +176,14 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 
 // Linger keeps serving for d after a command has printed its result, so
 // that a scraper sees the final counts, or until ctx is done; then it
-// closes the server (Close). With d > 0 it logs at warn, with the address,
+// closes the server (Close). With d > 0 it logs at info, with the address,
 // that it lingers.
 func (s *Server) Linger(ctx context.Context, d time.Duration) {
 	if s == nil {
 		return
 	}
 	if d > 0 {
-		s.log.Warn("result printed; serving the final metrics", "addr", s.Addr(), "duration", d)
+		s.log.Info("result printed; serving the final metrics", "addr", s.Addr(), "duration", d)
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
