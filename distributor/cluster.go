@@ -41,6 +41,7 @@ type ClusterConfig struct {
 // Drain and Close do nothing.
 type Cluster struct {
 	ctx     context.Context
+	listen  string // ClusterConfig.Listen
 	m       *Membership
 	pool    *Pool
 	log     *slog.Logger
@@ -76,7 +77,7 @@ func StartCluster(ctx context.Context, g *gutters.Gutters, st *store.Store, cfg 
 		return nil, err
 	}
 	pool.Follow(m)
-	return &Cluster{ctx: ctx, m: m, pool: pool, log: cfg.Logger, unwatch: context.AfterFunc(ctx, pool.Abandon)}, nil
+	return &Cluster{ctx: ctx, listen: cfg.Listen, m: m, pool: pool, log: cfg.Logger, unwatch: context.AfterFunc(ctx, pool.Abandon)}, nil
 }
 
 // Pool returns the cluster's Pool.
