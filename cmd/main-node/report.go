@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 
 	"sketchcc/cc"
 	"sketchcc/distributor"
@@ -110,12 +107,12 @@ sketch        %s (%d bytes per vertex, %d columns × %d rows + 1 buckets)
 hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
 peak RSS      %s
 `, s.Stream, s.Vertices, s.Updates, s.Components,
-		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
+		s.EndToEndSeconds, cli.HumanCount(s.UpdatesPerSecond), s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		queryLine(res),
 		ingest.FormatBytes(s.SketchBytes), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
 		ingest.FormatBytes(s.PeakRSSBytes))
-	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
+	if err != nil || len(run.queries) < 2 && (len(run.queries) == 0 || len(run.queries[0].Points) == 0) {
 		return err
 	}
 	fmt.Fprintf(w, "\n%14s %11s %7s %9s %9s %9s  %s\n", "after updates", "components", "greedy", "flush s", "cc s", "total s", "point queries connected")
@@ -145,18 +142,6 @@ func queryLine(res *cc.Result) string {
 		res.CC.Seconds(), res.Boruvka.Rounds, res.Boruvka.Merges, res.Boruvka.Fails)
 }
 
-func humanCount(x float64) string {
-	switch {
-	case x >= 1e9:
-		return fmt.Sprintf("%.2f G", x/1e9)
-	case x >= 1e6:
-		return fmt.Sprintf("%.2f M", x/1e6)
-	case x >= 1e3:
-		return fmt.Sprintf("%.2f k", x/1e3)
-	}
-	return fmt.Sprintf("%.0f", x)
-}
-
 // midQueries is the summary's share of the mid-stream queries, all but
 // the last of queries: " + K mid-stream queries S s", or "" when there
 // were none.
@@ -174,44 +159,5 @@ func midQueries(queries []queryRecord) string {
 // writeOutputs writes the --labels and --forest files, their names
 // followed by suffix.
 func writeOutputs(c config, res *cc.Result, suffix string) error {
-	if c.labels != "" {
-		err := writeLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
-			b = strconv.AppendUint(b, uint64(i), 10)
-			b = append(b, ' ')
-			return strconv.AppendUint(b, uint64(res.Labels[i]), 10)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if c.forest != "" {
-		err := writeLines(c.forest+suffix, len(res.Forest.Edges), func(b []byte, i int) []byte {
-			e := res.Forest.Edges[i]
-			b = strconv.AppendUint(b, uint64(e.Src), 10)
-			b = append(b, ' ')
-			return strconv.AppendUint(b, uint64(e.Dst), 10)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func writeLines(path string, n int, line func([]byte, int) []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var b []byte
-	for i := range n {
-		b = append(line(b[:0], i), '\n')
-		w.Write(b)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return f.Close()
+	return cli.WriteComponents(c.labels, c.forest, suffix, res.Labels, res.Forest.Edges)
 }
