@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -76,7 +77,7 @@ func (c *APIConfig) ensureDefaults() {
 //
 // An error is a 4xx or 5xx answer with the body {"error": "..."}.
 type API struct {
-	svc  *Service
+	svc  atomic.Pointer[Service] // nil until Attach: 503 "not started"
 	cfg  APIConfig
 	ln   net.Listener
 	srv  *http.Server
@@ -85,14 +86,16 @@ type API struct {
 }
 
 // Serve listens on addr (HOST:PORT; port 0 picks one, see Addr) and
-// serves svc's API until Close.
+// serves the API of svc, or of the Service attached later (Attach) when
+// svc is nil (a request before then gets 503), until Close.
 func Serve(addr string, svc *Service, cfg APIConfig) (*API, error) {
 	cfg.ensureDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("service: cannot listen on %q: %w", addr, err)
 	}
-	a := &API{svc: svc, cfg: cfg, ln: ln, sem: make(chan struct{}, cfg.MaxRequests), done: make(chan struct{})}
+	a := &API{cfg: cfg, ln: ln, sem: make(chan struct{}, cfg.MaxRequests), done: make(chan struct{})}
+	a.svc.Store(svc)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/status", a.status)
 	mux.HandleFunc("GET /v1/components", a.components)
@@ -114,6 +117,9 @@ func Serve(addr string, svc *Service, cfg APIConfig) (*API, error) {
 	}()
 	return a, nil
 }
+
+// Attach makes the API answer for svc.
+func (a *API) Attach(svc *Service) { a.svc.Store(svc) }
 
 // Addr returns the address the API listens on.
 func (a *API) Addr() string { return a.ln.Addr().String() }
@@ -147,6 +153,10 @@ func (a *API) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "%d requests in flight already; retry", a.cfg.MaxRequests)
 			return
 		}
+		if a.svc.Load() == nil {
+			writeError(w, http.StatusServiceUnavailable, "the stream has not started: no producer's header yet")
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, a.cfg.MaxBodyBytes)
 		next.ServeHTTP(w, r)
 	})
@@ -156,7 +166,7 @@ func (a *API) guard(next http.Handler) http.Handler {
 func (a *API) answer(w http.ResponseWriter, r *http.Request) *Answer {
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.AnswerWait)
 	defer cancel()
-	ans, err := a.svc.Ask(ctx)
+	ans, err := a.svc.Load().Ask(ctx)
 	switch {
 	case err == nil:
 		return ans
@@ -180,7 +190,7 @@ type answerHead struct {
 func head(a *Answer) answerHead { return answerHead{a.Position, a.Producers} }
 
 func (a *API) status(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, a.svc.Status())
+	writeJSON(w, http.StatusOK, a.svc.Load().Status())
 }
 
 func (a *API) components(w http.ResponseWriter, r *http.Request) {
@@ -205,7 +215,7 @@ func (a *API) components(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) connectedOne(w http.ResponseWriter, r *http.Request) {
-	n := a.svc.src.Header().Vertices
+	n := a.svc.Load().src.Header().Vertices
 	u, err1 := vertexParam(r, "u", n)
 	v, err2 := vertexParam(r, "v", n)
 	if err := errors.Join(err1, err2); err != nil {
@@ -240,7 +250,7 @@ func (a *API) connectedBatch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "%d pairs, at most %d a request", len(body.Pairs), a.cfg.MaxPairs)
 		return
 	}
-	n := a.svc.src.Header().Vertices
+	n := a.svc.Load().src.Header().Vertices
 	for i, p := range body.Pairs {
 		if p[0] >= n || p[1] >= n {
 			writeError(w, http.StatusBadRequest, "pair %d (%d,%d): vertex out of range, the stream has %d vertices", i, p[0], p[1], n)
@@ -278,11 +288,11 @@ func (a *API) forest(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) shutdown(w http.ResponseWriter, r *http.Request) {
-	a.svc.Shutdown()
+	a.svc.Load().Shutdown()
 	writeJSON(w, http.StatusAccepted, struct {
 		Stopping bool   `json:"stopping"`
 		Updates  uint64 `json:"updates"`
-	}{true, a.svc.src.Updates()})
+	}{true, a.svc.Load().src.Updates()})
 }
 
 // decodeBody decodes r's JSON body into v: one object, no unknown field.

@@ -18,8 +18,8 @@ type Inputs struct {
 	// bad header or record ends the stream.
 	Stdin io.ReadCloser
 	// Listen, when not empty, is the address (LoopbackDefault applies) on
-	// which TCP producers connect.
-	Listen string
+	// which TCP producers connect; QueryListen, when not empty, the API's.
+	Listen, QueryListen string
 	// Token, when not empty, must open each TCP producer's connection
 	// (ingest.LiveConfig.Token) and come with each API request
 	// (APIConfig.Token).
@@ -33,14 +33,23 @@ type Inputs struct {
 	Logger *slog.Logger
 }
 
-// OpenLive starts the live stream of in and waits until its first header
-// has fixed the vertex count (ingest.Live.WaitHeader); the caller must
-// Close the source. It returns the listener's error or the first
-// header's, or ctx's when ctx ends first.
-func OpenLive(ctx context.Context, in Inputs) (*ingest.Live, error) {
-	log := in.Logger
-	if log == nil {
-		log = slog.Default()
+// Live is a live stream and its query API, started by OpenLive.
+type Live struct {
+	// Src is the stream.
+	Src *ingest.Live
+	api *API // nil without Inputs.QueryListen
+	log *slog.Logger
+}
+
+// OpenLive starts the query API of in (when in.QueryListen is set: it
+// answers 503 until Run) and its live stream, and waits until the
+// stream's first header has fixed the vertex count
+// (ingest.Live.WaitHeader); the caller must Close the result. It returns
+// a listener's error or the first header's, or ctx's when ctx ends first.
+func OpenLive(ctx context.Context, in Inputs) (_ *Live, err error) {
+	l := &Live{log: in.Logger}
+	if l.log == nil {
+		l.log = slog.Default()
 	}
 	if in.Producers < 0 {
 		in.Producers = 0
@@ -48,51 +57,62 @@ func OpenLive(ctx context.Context, in Inputs) (*ingest.Live, error) {
 			in.Producers = 1
 		}
 	}
-	lv := ingest.NewLive(ingest.LiveConfig{Producers: in.Producers, Token: in.Token,
-		OnError: func(name string, err error) { log.Warn("live producer ended", "producer", name, "err", err) }})
+	l.Src = ingest.NewLive(ingest.LiveConfig{Producers: in.Producers, Token: in.Token,
+		OnError: func(name string, err error) { l.log.Warn("live producer ended", "producer", name, "err", err) }})
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	announce := func(what, addr string) {
+		if in.Announce != nil {
+			in.Announce(what, addr)
+		}
+	}
+	if in.QueryListen != "" {
+		if l.api, err = Serve(LoopbackDefault(in.QueryListen), nil, APIConfig{Token: in.Token, Logger: l.log}); err != nil {
+			return nil, err
+		}
+		announce("query API on", "http://"+l.api.Addr())
+	}
 	if in.Stdin != nil {
-		lv.Add("stdin", in.Stdin)
+		l.Src.Add("stdin", in.Stdin)
 	}
 	if in.Listen != "" {
 		ln, err := net.Listen("tcp", LoopbackDefault(in.Listen))
 		if err != nil {
 			return nil, fmt.Errorf("service: cannot listen for updates: %w", err)
 		}
-		if in.Announce != nil {
-			in.Announce("taking updates on", ln.Addr().String())
-		}
-		lv.Serve(ln)
+		announce("taking updates on", ln.Addr().String())
+		l.Src.Serve(ln)
 	}
-	h, err := lv.WaitHeader(ctx)
+	h, err := l.Src.WaitHeader(ctx)
 	if err != nil {
-		lv.Close()
 		return nil, err
 	}
-	log.Info("live stream", "vertices", h.Vertices, "producers", in.Producers)
-	return lv, nil
+	l.log.Info("live stream", "vertices", h.Vertices, "producers", in.Producers)
+	return l, nil
 }
 
-// RunLive runs a Service over room and lv (Run), with its HTTP API on
-// addr (LoopbackDefault applies; empty: no API) for as long as it runs,
-// and returns Run's last answer. announce, when set, is told the API's
-// address.
-func RunLive(ctx context.Context, room *cc.Room, lv *ingest.Live, addr string, cfg APIConfig,
-	announce func(what, addr string)) (*Answer, cc.RunStats, error) {
-	cfg.ensureDefaults()
-	svc := New(room, lv, 0)
-	if addr != "" {
-		api, err := Serve(LoopbackDefault(addr), svc, cfg)
-		if err != nil {
-			return nil, cc.RunStats{}, err
-		}
-		defer api.Close()
-		if announce != nil {
-			announce("query API on", "http://"+api.Addr())
-		}
+// Run runs a Service over room and the stream (Service.Run), its API
+// answering for it, and returns Run's last answer.
+func (l *Live) Run(ctx context.Context, room *cc.Room) (*Answer, cc.RunStats, error) {
+	svc := New(room, l.Src, 0)
+	if l.api != nil {
+		l.api.Attach(svc)
 	}
 	ans, st, err := svc.Run(ctx)
 	if err == nil {
-		cfg.Logger.Info("live stream stopped", "updates", ans.Position, "producers", ans.Producers)
+		l.log.Info("live stream stopped", "updates", ans.Position, "producers", ans.Producers)
 	}
 	return ans, st, err
+}
+
+// Close stops the API (letting the answers being written finish) and the
+// stream, and waits for their goroutines.
+func (l *Live) Close() {
+	if l.api != nil {
+		l.api.Close()
+	}
+	l.Src.Close()
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"sketchcc/cc"
-	"sketchcc/ingest"
 	"sketchcc/service"
 )
 
@@ -59,7 +58,7 @@ func openLive(ctx context.Context, c config, stderr io.Writer, log *slog.Logger)
 	if err != nil {
 		return input{}, nil, fmt.Errorf("--token-file: %w", err)
 	}
-	in := service.Inputs{Listen: c.live.updatesListen, Token: token, Producers: c.live.producers, Logger: log,
+	in := service.Inputs{Listen: c.live.updatesListen, QueryListen: c.live.queryListen, Token: token, Producers: c.live.producers, Logger: log,
 		Announce: func(what, addr string) { fmt.Fprintf(stderr, "main-node: %s %s\n", what, addr) }}
 	if c.stream == "-" {
 		in.Stdin = os.Stdin
@@ -68,15 +67,14 @@ func openLive(ctx context.Context, c config, stderr io.Writer, log *slog.Logger)
 	if err != nil {
 		return input{}, nil, err
 	}
-	return input{src: lv, live: in}, lv.Close, nil
+	return input{src: lv.Src, live: lv}, lv.Close, nil
 }
 
 // serveLive ingests the live stream through room, answering the query
 // API's questions at barriers, until it ends or ctx is done; the last
 // answer is the run's final one.
 func serveLive(ctx context.Context, c config, room *cc.Room, in input) (*runResult, error) {
-	ans, st, err := service.RunLive(ctx, room, in.src.(*ingest.Live), c.live.queryListen,
-		service.APIConfig{Token: in.live.Token, Logger: in.live.Logger}, in.live.Announce)
+	ans, st, err := in.live.Run(ctx, room)
 	if err != nil {
 		return nil, err
 	}

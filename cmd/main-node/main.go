@@ -313,7 +313,7 @@ type input struct {
 	id   checkpoint.StreamID
 	res0 *checkpoint.Resume // nil without --resume
 	from uint64             // the updates res0 holds
-	live service.Inputs     // a live stream's inputs
+	live *service.Live      // a live stream and its API
 }
 
 // openInput checks that the output files can be written, takes the
