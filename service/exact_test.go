@@ -100,7 +100,7 @@ type liveRig struct {
 	runErr   error
 }
 
-func startRig(t *testing.T, vertices uint32, streams [][]stream.Update) *liveRig {
+func startRig(t *testing.T, vertices uint32, streams [][]stream.Update, cfg APIConfig) *liveRig {
 	t.Helper()
 	r := &liveRig{vertices: vertices, streams: streams, done: make(chan struct{})}
 	lv := ingest.NewLive(ingest.LiveConfig{Producers: len(streams)})
@@ -140,10 +140,10 @@ func startRig(t *testing.T, vertices uint32, streams [][]stream.Update) *liveRig
 	}
 	room := cc.New(e, cc.Config{Workers: 2})
 	svc := New(room, lv, 0)
-	if r.api, err = Serve("127.0.0.1:0", svc, APIConfig{}); err != nil {
+	if r.api, err = Serve("127.0.0.1:0", svc, cfg); err != nil {
 		t.Fatal(err)
 	}
-	r.cl = client.New(r.api.Addr(), "", nil)
+	r.cl = client.New(r.api.Addr(), cfg.Token, nil)
 	go func() {
 		defer close(r.done)
 		r.final, _, r.runErr = svc.Run(ctx)
@@ -226,7 +226,7 @@ func TestLiveExact(t *testing.T) {
 	for i := range 3 {
 		streams = append(streams, producerStream(vertices, 6000, i, 3, 26))
 	}
-	r := startRig(t, vertices, streams)
+	r := startRig(t, vertices, streams, APIConfig{})
 	rng := rand.New(rand.NewPCG(26, 1))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

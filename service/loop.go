@@ -156,13 +156,17 @@ func (s *Service) finish(a *Answer, err error, last bool) {
 }
 
 // Ask waits for the answer taken at the next barrier (with the questions
-// that arrive with it) and returns it. It returns ErrStopped after the
-// service's last answer, a query's error, or ctx's error when ctx ends
-// first (the query still runs, for the others).
+// that arrive with it) and returns it; once Run has taken its last
+// answer, Ask returns that one. It returns ErrStopped when Run ended
+// without one, a query's error, or ctx's error when ctx ends first (the
+// query still runs, for the others).
 func (s *Service) Ask(ctx context.Context) (*Answer, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		if a := s.last.Load(); a != nil {
+			return a, nil // the stream has ended: its last answer stays exact
+		}
 		return nil, ErrStopped
 	}
 	if s.next == nil {
