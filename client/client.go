@@ -98,6 +98,7 @@ type Forest struct {
 
 // Status is the service's progress (its counts move on while it runs).
 type Status struct {
+	Vertices         uint32     `json:"vertices"`
 	Updates          uint64     `json:"updates"`
 	UpdatesPerSecond float64    `json:"updates_per_second"`
 	LastPosition     uint64     `json:"last_position"`

@@ -201,6 +201,8 @@ func (s *Service) stopped() bool {
 
 // Status is what the service has done so far.
 type Status struct {
+	// Vertices is the stream's vertex count: ids are in [0, Vertices).
+	Vertices uint32 `json:"vertices"`
 	// Updates is the number of updates read into the sketches.
 	Updates uint64 `json:"updates"`
 	// UpdatesPerSecond is Updates over the time since New.
@@ -218,7 +220,7 @@ type Status struct {
 // Status returns what the service has done so far; its counts move on
 // while ingestion runs (an answer's own counts are exact, these are not).
 func (s *Service) Status() Status {
-	st := Status{Updates: s.src.Updates(), Queries: s.queries.Load(), Producers: s.src.Counts(),
+	st := Status{Vertices: s.src.Header().Vertices, Updates: s.src.Updates(), Queries: s.queries.Load(), Producers: s.src.Counts(),
 		Stopping: s.stopped()}
 	st.UpdatesPerSecond = float64(st.Updates) / time.Since(s.start).Seconds()
 	if a := s.last.Load(); a != nil {
