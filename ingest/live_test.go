@@ -157,3 +157,32 @@ func TestLiveWake(t *testing.T) {
 		t.Fatalf("Read after Close: %d, %v", n, err)
 	}
 }
+
+// FuzzLive: any bytes on standard input end the live stream cleanly
+// (io.EOF or an error) without a panic, after no more updates than whole
+// records followed the header, each within the header's vertex count.
+func FuzzLive(f *testing.F) {
+	f.Add(liveBytes(&testing.T{}, 16, stream.UnknownUpdates, someUpdates(20)))
+	f.Add(liveBytes(&testing.T{}, 16, 3, someUpdates(3)))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		l := NewLive(LiveConfig{Producers: 1})
+		defer l.Close()
+		l.Add("stdin", io.NopCloser(bytes.NewReader(b)))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h, err := l.WaitHeader(ctx)
+		if err != nil {
+			return
+		}
+		got, _ := readAll(l)
+		if max := (len(b) - stream.HeaderBytes) / stream.RecordBytes; len(got) > max {
+			t.Fatalf("%d updates from %d bytes", len(got), len(b))
+		}
+		for _, u := range got {
+			if u.Src >= h.Vertices || u.Dst >= h.Vertices || u.Src == u.Dst {
+				t.Fatalf("update %+v, %d vertices", u, h.Vertices)
+			}
+		}
+	})
+}
