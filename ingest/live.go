@@ -54,6 +54,10 @@ type LiveConfig struct {
 	// Token, when not empty, must open every TCP producer's connection, as
 	// the line "AUTH <token>\n" before the stream's header.
 	Token string
+	// MaxProducers bounds the inputs open at once (each holds about
+	// 260 KiB of buffers); a TCP producer past it is closed at once, with
+	// an error to OnError. Zero means DefaultMaxProducers.
+	MaxProducers int
 	// HeaderTimeout bounds the wait for a TCP producer's token and header.
 	// Zero means 10 s.
 	HeaderTimeout time.Duration
@@ -113,6 +117,9 @@ type liveChunk struct {
 	err error
 }
 
+// DefaultMaxProducers is LiveConfig.MaxProducers' default.
+const DefaultMaxProducers = 64
+
 // liveChunkUpdates is the number of updates a chunk holds at most, and
 // liveChunks the chunks each producer may have queued or in reading.
 const (
@@ -124,6 +131,9 @@ const (
 func NewLive(cfg LiveConfig) *Live {
 	if cfg.HeaderTimeout <= 0 {
 		cfg.HeaderTimeout = 10 * time.Second
+	}
+	if cfg.MaxProducers <= 0 {
+		cfg.MaxProducers = DefaultMaxProducers
 	}
 	return &Live{cfg: cfg, chunks: make(chan *liveChunk, 16), wake: make(chan struct{}, 1),
 		stop: make(chan struct{}), first: liveFirst{header: make(chan struct{}), failed: make(chan error, 1)},
@@ -141,7 +151,7 @@ func (l *Live) Add(name string, r io.ReadCloser) {
 }
 
 // track adds c to the inputs Stop closes, unless the stream has stopped
-// (it then closes c and returns false).
+// or MaxProducers are open (it then closes c and returns false).
 func (l *Live) track(c io.Closer, name string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -150,9 +160,16 @@ func (l *Live) track(c io.Closer, name string) bool {
 		c.Close()
 		return false
 	default:
-		l.inputs[c] = name
-		return true
 	}
+	if len(l.inputs) >= l.cfg.MaxProducers {
+		c.Close()
+		if l.cfg.OnError != nil {
+			l.cfg.OnError(name, fmt.Errorf("ingest: live producer refused: %d producers open already", len(l.inputs)))
+		}
+		return false
+	}
+	l.inputs[c] = name
+	return true
 }
 
 // Serve accepts TCP producers on ln until Stop, each on a goroutine of its

@@ -65,7 +65,7 @@ func someUpdates(n int) []stream.Update {
 func TestLiveProducers(t *testing.T) {
 	var mu sync.Mutex
 	var errs []string
-	l := NewLive(LiveConfig{Producers: 3, Token: "tok", HeaderTimeout: 5 * time.Second,
+	l := NewLive(LiveConfig{Producers: 3, Token: "tok", HeaderTimeout: 5 * time.Second, MaxProducers: 8,
 		OnError: func(name string, err error) { mu.Lock(); errs = append(errs, err.Error()); mu.Unlock() }})
 	defer l.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

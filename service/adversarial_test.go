@@ -190,5 +190,16 @@ func TestAPIStorm(t *testing.T) {
 	if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 64<<20 {
 		t.Errorf("heap grew by %d MiB over the storm", grew>>20)
 	}
-	t.Logf("statuses %v; %d distinct positions answered", counts, len(checked))
+	// Requests that arrived together shared queries.
+	if st := r.final; st == nil {
+		t.Fatal("no final answer")
+	}
+	st, err := r.cl.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Queries > uint64(counts[200]/4) {
+		t.Errorf("%d queries for %d answers: requests arriving together should share them", st.Queries, counts[200])
+	}
+	t.Logf("statuses %v; %d distinct positions answered, %d queries", counts, len(checked), st.Queries)
 }
