@@ -6,6 +6,9 @@
 #   points      8 clients asking 1,000 random connected pairs a request,
 #               back to back (streamtool query --random-pairs 1000
 #               --parallel 8 --repeat 0),
+#   pointsgap   the same with 32 clients and main-node --query-gap GAP
+#               (default 20ms): at most one query per GAP, shared by the
+#               questions that arrive meanwhile (only when SETUPS names it),
 # each run under flock, the three setups interleaved in every round. It
 # writes a dated Markdown table (results/live-<date>.md): ingestion rate
 # (updates / time from the start of ingestion to the end of the final
@@ -15,6 +18,7 @@
 #
 # Usage: results/bench-live.sh [SCALE]     (default: 15)
 # Env:   DATA=dir of streams (default /tmp/sketchcc-data); ROUNDS=3;
+#        SETUPS="none comp10 points" (the first must be none); GAP=20ms;
 #        OUT=file; LOCK=file (default /tmp/sketchcc-bench.lock)
 # Needs go and python3.
 set -euo pipefail
@@ -23,6 +27,8 @@ cd "$(dirname "$0")/.."
 scale=${1:-15}
 data=${DATA:-/tmp/sketchcc-data}
 rounds=${ROUNDS:-3}
+setups=(${SETUPS:-none comp10 points})
+gap=${GAP:-20ms}
 lock=${LOCK:-/tmp/sketchcc-bench.lock}
 out=${OUT:-$(dated_table live)}
 tmp=$(mktemp -d)
@@ -36,22 +42,26 @@ port=$((20000 + RANDOM % 20000))
 
 # run SETUP ROUND: one timed run; appends a TSV row to $tmp/rows.
 run() {
-	local setup=$1 round=$2 client=()
+	local setup=$1 round=$2 client=() node=()
 	case $setup in
 	comp10) client=(components --repeat 0 --interval 100ms) ;;
 	points) client=(connected --random-pairs 1000 --repeat 0 --parallel 8) ;;
+	pointsgap)
+		client=(connected --random-pairs 1000 --repeat 0 --parallel 32)
+		node=(--query-gap "$gap")
+		;;
 	esac
 	flock "$lock" bash -c '
-		cat "$1" | "$2/main-node" --stream - --query-listen 127.0.0.1:$3 --json >"$2/run.json" 2>"$2/run.err" &
+		cat "$1" | "$2/main-node" --stream - --query-listen 127.0.0.1:$3 --json $4 >"$2/run.json" 2>"$2/run.err" &
 		pid=$!
-		shift 3
+		shift 4
 		if [ $# -gt 0 ]; then
 			for _ in $(seq 200); do grep -q "query API on" "'"$tmp"'/run.err" && break; sleep 0.05; done
 			"'"$tmp"'/streamtool" query 127.0.0.1:'"$port"' "$@" >"'"$tmp"'/client.json" || true
 		else
 			echo "{}" >"'"$tmp"'/client.json"
 		fi
-		wait $pid' _ "$f" "$tmp" "$port" "${client[@]}"
+		wait $pid' _ "$f" "$tmp" "$port" "${node[*]}" "${client[@]}"
 	python3 - "$tmp/run.json" "$tmp/client.json" "$setup" "$round" "$want" >>"$tmp/rows" <<'PY'
 import json, sys
 r, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
@@ -64,7 +74,7 @@ PY
 }
 
 for round in $(seq "$rounds"); do
-	for setup in none comp10 points; do
+	for setup in "${setups[@]}"; do
 		run "$setup" "$round"
 		tail -1 "$tmp/rows" >&2
 	done
@@ -85,7 +95,7 @@ lines = [f"# kron{sys.argv[3]} as a live service: standard input, query API ({da
 for r in rows:
     lines.append(f"| {r[0]} | {r[1]} | {float(r[3])/1e6:.2f} | {float(r[3])/base[r[1]]:.0%} | {r[4]} | {float(r[5]):.1f} | {float(r[6]):.1f} | {float(r[7])/1e6:.3f} M |")
 lines += ["", "Medians over the rounds:", "", "| setup | rate (M/s) | kept | p50 ms | p99 ms | pairs/s |", "| --- | --- | --- | --- | --- | --- |"]
-for s in ["none", "comp10", "points"]:
+for s in dict.fromkeys(r[0] for r in rows):
     rs = [r for r in rows if r[0] == s]
     med = lambda i: statistics.median(float(r[i]) for r in rs)
     kept = statistics.median(float(r[3]) / base[r[1]] for r in rs)

@@ -100,7 +100,7 @@ type liveRig struct {
 	runErr   error
 }
 
-func startRig(t *testing.T, vertices uint32, streams [][]stream.Update, cfg APIConfig) *liveRig {
+func startRig(t *testing.T, vertices uint32, streams [][]stream.Update, cfg APIConfig, timing ...Timing) *liveRig {
 	t.Helper()
 	r := &liveRig{vertices: vertices, streams: streams, done: make(chan struct{})}
 	lv := ingest.NewLive(ingest.LiveConfig{Producers: len(streams)})
@@ -139,7 +139,7 @@ func startRig(t *testing.T, vertices uint32, streams [][]stream.Update, cfg APIC
 		t.Fatal(err)
 	}
 	room := cc.New(e, cc.Config{Workers: 2})
-	svc := New(room, lv, 0)
+	svc := New(room, lv, append(timing, Timing{})[0])
 	if r.api, err = Serve("127.0.0.1:0", svc, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -293,4 +293,27 @@ func TestLiveExact(t *testing.T) {
 		t.Fatal("final labels differ from union-find's")
 	}
 	t.Logf("%d components queries and %d pairs answered at %d distinct positions", comps, pairs, len(positions))
+}
+
+// TestQueryGap: with a query gap, questions asked back to back each wait
+// for the gap after the last query, and their answers stay exact.
+func TestQueryGap(t *testing.T) {
+	const vertices = 100
+	streams := [][]stream.Update{producerStream(vertices, 3000, 0, 1, 11)}
+	r := startRig(t, vertices, streams, APIConfig{}, Timing{QueryGap: 20 * time.Millisecond})
+	t0 := time.Now()
+	for range 10 {
+		r.step[0] <- 100
+		ans, err := r.cl.Components(context.Background(), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, want := r.expect(t, ans.Head); !slices.Equal(ans.Labels, want) {
+			t.Fatalf("answer at %d: labels differ from union-find's", ans.Position)
+		}
+	}
+	if d := time.Since(t0); d < 9*20*time.Millisecond {
+		t.Fatalf("10 questions in %v: the 20 ms gap between queries was not kept", d)
+	}
+	r.step[0] <- -1
 }

@@ -27,6 +27,8 @@ type Inputs struct {
 	// Producers is ingest.LiveConfig.Producers; a negative value means 1
 	// with Stdin alone, else 0 (until stopped).
 	Producers int
+	// Timing is the Service's (Timing.QueryGap).
+	Timing Timing
 	// Announce, when set, is told the address a listener took.
 	Announce func(what, addr string)
 	// Logger receives the producers' errors; nil means slog.Default().
@@ -36,9 +38,10 @@ type Inputs struct {
 // Live is a live stream and its query API, started by OpenLive.
 type Live struct {
 	// Src is the stream.
-	Src *ingest.Live
-	api *API // nil without Inputs.QueryListen
-	log *slog.Logger
+	Src    *ingest.Live
+	api    *API // nil without Inputs.QueryListen
+	log    *slog.Logger
+	timing Timing
 }
 
 // OpenLive starts the query API of in (when in.QueryListen is set: it
@@ -47,7 +50,7 @@ type Live struct {
 // (ingest.Live.WaitHeader); the caller must Close the result. It returns
 // a listener's error or the first header's, or ctx's when ctx ends first.
 func OpenLive(ctx context.Context, in Inputs) (_ *Live, err error) {
-	l := &Live{log: in.Logger}
+	l := &Live{log: in.Logger, timing: in.Timing}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
@@ -97,7 +100,7 @@ func OpenLive(ctx context.Context, in Inputs) (_ *Live, err error) {
 // Run runs a Service over room and the stream (Service.Run), its API
 // answering for it, and returns Run's last answer.
 func (l *Live) Run(ctx context.Context, room *cc.Room) (*Answer, cc.RunStats, error) {
-	svc := New(room, l.Src, 0)
+	svc := New(room, l.Src, l.timing)
 	if l.api != nil {
 		l.api.Attach(svc)
 	}

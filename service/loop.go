@@ -57,7 +57,7 @@ type round struct {
 type Service struct {
 	room    *cc.Room
 	src     *ingest.Live
-	stopT   time.Duration
+	timing  Timing
 	mu      sync.Mutex
 	next    *round // the round the next barrier answers; nil when none waits
 	closed  bool   // no more rounds: Run has answered its last
@@ -69,14 +69,24 @@ type Service struct {
 	queries atomic.Uint64 // queries taken for questions
 }
 
+// Timing sets a Service's pace.
+type Timing struct {
+	// StopTimeout bounds the last query after a stop. Zero means 30 s.
+	StopTimeout time.Duration
+	// QueryGap is the least time between the starts of two queries taken
+	// for questions: questions arriving sooner wait for it, and share one
+	// query, while ingestion goes on. It trades answer latency for
+	// ingestion under many questions. Zero means none.
+	QueryGap time.Duration
+}
+
 // New returns a Service over room, which must have read nothing yet, and
-// src, whose every update must reach room through Run. stopTimeout bounds
-// the last query after a stop (zero means 30 s).
-func New(room *cc.Room, src *ingest.Live, stopTimeout time.Duration) *Service {
-	if stopTimeout <= 0 {
-		stopTimeout = 30 * time.Second
+// src, whose every update must reach room through Run.
+func New(room *cc.Room, src *ingest.Live, t Timing) *Service {
+	if t.StopTimeout <= 0 {
+		t.StopTimeout = 30 * time.Second
 	}
-	return &Service{room: room, src: src, stopT: stopTimeout, stop: make(chan struct{}), start: time.Now()}
+	return &Service{room: room, src: src, timing: t, stop: make(chan struct{}), start: time.Now()}
 }
 
 // Run ingests src until its producers have all closed (ingest.LiveConfig.
@@ -92,6 +102,8 @@ func (s *Service) Run(ctx context.Context) (*Answer, cc.RunStats, error) {
 	s.room.StartGreedy()
 	defer context.AfterFunc(ctx, s.src.Stop)()
 	t0 := time.Now()
+	var lastQuery time.Time
+	rewake := false // a Wake is due at the end of the query gap
 	for {
 		ti := time.Now()
 		k, err := s.room.Ingest(ctx, s.src)
@@ -105,17 +117,26 @@ func (s *Service) Run(ctx context.Context) (*Answer, cc.RunStats, error) {
 		}
 		if stopping {
 			s.src.Stop()
-			qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.stopT)
+			qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timing.StopTimeout)
 			ans, err := s.query(qctx)
 			cancel()
 			st.EndToEnd = time.Since(t0)
 			s.finish(ans, err, true)
 			return ans, st, err
 		}
-		if s.waiting() {
-			ans, err := s.query(ctx)
-			s.finish(ans, err, false)
+		if !s.waiting() {
+			continue
 		}
+		if wait := s.timing.QueryGap - time.Since(lastQuery); wait > 0 {
+			if !rewake {
+				rewake = true
+				time.AfterFunc(wait, func() { s.src.Wake() })
+			}
+			continue
+		}
+		rewake, lastQuery = false, time.Now()
+		ans, err := s.query(ctx)
+		s.finish(ans, err, false)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -18,12 +19,14 @@ import (
 type liveConfig struct {
 	updatesListen, queryListen, tokenFile string
 	producers                             int
+	queryGap                              time.Duration
 }
 
 func addLiveFlags(fs *pflag.FlagSet, c *liveConfig) {
 	fs.StringVar(&c.updatesListen, "updates-listen", "", "take binary streams from TCP producers on HOST:PORT (host omitted: loopback)")
 	fs.StringVar(&c.queryListen, "query-listen", "", "serve the HTTP+JSON query API on HOST:PORT (host omitted: loopback)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the token that producers (AUTH line) and API clients (Bearer) must send; required off loopback")
+	fs.DurationVar(&c.queryGap, "query-gap", 0, "least time between two queries the API takes: questions arriving sooner share the next one, ingestion goes on meanwhile")
 	fs.IntVar(&c.producers, "producers", -1, "end the live stream once this many producers have connected and closed (0: run until stopped; default 1 with --stream - alone, else 0)")
 }
 
@@ -58,7 +61,8 @@ func openLive(ctx context.Context, c config, stderr io.Writer, log *slog.Logger)
 	if err != nil {
 		return input{}, nil, fmt.Errorf("--token-file: %w", err)
 	}
-	in := service.Inputs{Listen: c.live.updatesListen, QueryListen: c.live.queryListen, Token: token, Producers: c.live.producers, Logger: log,
+	in := service.Inputs{Listen: c.live.updatesListen, QueryListen: c.live.queryListen, Token: token,
+		Timing: service.Timing{QueryGap: c.live.queryGap}, Producers: c.live.producers, Logger: log,
 		Announce: func(what, addr string) { fmt.Fprintf(stderr, "main-node: %s %s\n", what, addr) }}
 	if c.stream == "-" {
 		in.Stdin = os.Stdin
