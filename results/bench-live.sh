@@ -6,7 +6,7 @@
 #   points      8 clients asking 1,000 random connected pairs a request,
 #               back to back (streamtool query --random-pairs 1000
 #               --parallel 8 --repeat 0),
-#   pointsgap   the same with 32 clients and main-node --query-gap GAP
+#   pointsgap   the same with GAP_CLIENTS clients (default 32) and main-node --query-gap GAP
 #               (default 20ms): at most one query per GAP, shared by the
 #               questions that arrive meanwhile (only when SETUPS names it),
 # each run under flock, the three setups interleaved in every round. It
@@ -18,7 +18,7 @@
 #
 # Usage: results/bench-live.sh [SCALE]     (default: 15)
 # Env:   DATA=dir of streams (default /tmp/sketchcc-data); ROUNDS=3;
-#        SETUPS="none comp10 points" (the first must be none); GAP=20ms;
+#        SETUPS="none comp10 points" (the first must be none); GAP=20ms; GAP_CLIENTS=32;
 #        OUT=file; LOCK=file (default /tmp/sketchcc-bench.lock)
 # Needs go and python3.
 set -euo pipefail
@@ -29,6 +29,7 @@ data=${DATA:-/tmp/sketchcc-data}
 rounds=${ROUNDS:-3}
 setups=(${SETUPS:-none comp10 points})
 gap=${GAP:-20ms}
+gap_clients=${GAP_CLIENTS:-32}
 lock=${LOCK:-/tmp/sketchcc-bench.lock}
 out=${OUT:-$(dated_table live)}
 tmp=$(mktemp -d)
@@ -47,7 +48,7 @@ run() {
 	comp10) client=(components --repeat 0 --interval 100ms) ;;
 	points) client=(connected --random-pairs 1000 --repeat 0 --parallel 8) ;;
 	pointsgap)
-		client=(connected --random-pairs 1000 --repeat 0 --parallel 32)
+		client=(connected --random-pairs 1000 --repeat 0 --parallel "$gap_clients")
 		node=(--query-gap "$gap")
 		;;
 	esac
