@@ -110,6 +110,7 @@ func TestLiveClusterWorkerKilled(t *testing.T) {
 // answers over its API, then stops at SIGTERM with the summary of every
 // update it applied; a second one stops on a shutdown request.
 func TestLiveSigterm(t *testing.T) {
+	skipShort(t)
 	for _, how := range []string{"sigterm", "shutdown"} {
 		t.Run(how, func(t *testing.T) {
 			m := start(t, "main-node", nil, "--updates-listen", "127.0.0.1:0", "--query-listen", "127.0.0.1:0",
