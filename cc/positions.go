@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,6 +80,16 @@ type Pair struct{ U, V uint32 }
 
 // Connected answers p from res's labels.
 func (res *Result) Connected(p Pair) bool { return res.Labels[p.U] == res.Labels[p.V] }
+
+// ReadPairsFile reads the point queries of the file at path (ReadPairs).
+func ReadPairsFile(path string, vertices uint32) ([]Pair, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read point queries: %w", err)
+	}
+	defer f.Close()
+	return ReadPairs(f, path, vertices)
+}
 
 // ReadPairs reads point queries from r, one "u v" line each (blank lines
 // and # comments allowed), with ids below vertices. Its errors name the

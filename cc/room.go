@@ -211,6 +211,13 @@ func (w watched) Read(dst []stream.Update) (int, error) {
 // stream, as the pipeline's reader reads.
 const followChunk = 12 << 10
 
+// StartGreedy turns the greedy shortcut on at the empty graph, as Run does
+// for a schedule of several queries, for a caller that drives IngestN and
+// Query itself (a live stream's query service): while no forest edge is
+// deleted, its queries need no flush or Boruvka. It does nothing once the
+// Room has read an update.
+func (r *Room) StartGreedy() { r.greedyFromStart() }
+
 // greedyFromStart turns the greedy shortcut on at the empty graph, whose
 // answer is every vertex alone with an empty forest, when the Room has read
 // no update, has no answer yet and the shortcut is not turned off.

@@ -151,6 +151,12 @@ type FieldError struct {
 	Want string
 }
 
+// Problem returns the field, the value found and the values allowed, so
+// that a command can spell the field as its own setting.
+func (e *FieldError) Problem() (field string, value any, want string) {
+	return e.Field, e.Value, e.Want
+}
+
 func (e *FieldError) Error() string {
 	return fmt.Sprintf("ingest: %s = %v, want %s", e.Field, e.Value, e.Want)
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -102,6 +103,24 @@ func mulSat(a uint64, b int64) int64 {
 		return maxInt64
 	}
 	return int64(a) * b
+}
+
+// CheckMemory refuses a stream of updates updates over an Engine for cfg
+// when its memory plan (PlanMemory) does not fit this machine
+// (MachineBytes), before anything is allocated: it returns PlanMemory's
+// errors, or the *MemoryError of MemoryPlan.Fit, whose input is named
+// name; nil when it fits or the machine's memory is not known.
+func CheckMemory(cfg Config, updates uint64, name string) error {
+	plan, err := PlanMemory(cfg, updates)
+	if err != nil {
+		return err
+	}
+	have, err := MachineBytes()
+	var me *MemoryError
+	if err == nil && errors.As(plan.Fit(name, have), &me) {
+		return me
+	}
+	return nil
 }
 
 // MachineBytes returns this machine's memory plus swap, in bytes, or an

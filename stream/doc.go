@@ -18,6 +18,12 @@
 //	                +5  Dst  uint32
 //
 // A file is exactly 12 + 9·Updates bytes long. There is no magic number.
+//
+// A live stream (a pipe or a socket whose length is not known when it
+// starts) writes Updates = 2^64−1 (UnknownUpdates, bytes ff ff ff ff ff ff
+// ff ff): its records then run until the producer closes its end, between
+// two records. Only live inputs take the marker; a file must give its
+// count. A packed header must give its count too.
 // For example the bytes
 //
 //	00 04 00 00 | 50 21 00 00 00 00 00 00 | 00 14 00 00 00 b4 00 00 00

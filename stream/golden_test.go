@@ -103,9 +103,9 @@ var binCases = []binCase{
 	{name: "count_overflow", desc: "The header promises (2^63-1-12)/9 + 1 updates, a size past 2^63 bytes.",
 		data: func(testing.TB) []byte { return cat(hdr(4, maxUpdates+1), record(0, 0, 1)) },
 		err:  ErrTruncated, index: -1, openErr: ErrTruncated},
-	{name: "count_2_64", desc: "The header promises 2^64-1 updates.",
+	{name: "count_2_64", desc: "The header's count is 2^64-1, the live marker: a file is refused.",
 		data: func(testing.TB) []byte { return cat(hdr(4, math.MaxUint64), record(0, 0, 1)) },
-		err:  ErrTruncated, index: -1, openErr: ErrTruncated},
+		err:  ErrUnknownCount, index: -1, openErr: ErrUnknownCount},
 }
 
 // textCase is one tiny text stream of testdata/NAME.text, described in

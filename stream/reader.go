@@ -121,6 +121,10 @@ func checkHeader(h Header, name string) error {
 		return &FormatError{Name: name, Index: -1, Err: ErrNoVertices,
 			Detail: fmt.Sprintf("vertices %d", h.Vertices)}
 	}
+	if h.Updates == UnknownUpdates {
+		return &FormatError{Name: name, Index: -1, Err: ErrUnknownCount,
+			Detail: "only a live input (standard input or a TCP producer of main-node) reads it"}
+	}
 	// Bound the count so that RecordOffset(h.Updates), the size the header
 	// promises, fits an int64.
 	if h.Updates > (math.MaxInt64-HeaderBytes)/RecordBytes {

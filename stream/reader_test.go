@@ -363,3 +363,13 @@ func TestRead_EmptyDst(t *testing.T) {
 		t.Errorf("after Read(nil): %v, %v", got, err)
 	}
 }
+
+// TestUnknownCountRefused: a header with the live marker is a live
+// stream's, which only a live input reads: NewReader refuses it with
+// ErrUnknownCount.
+func TestUnknownCountRefused(t *testing.T) {
+	b := AppendHeader(nil, Header{Vertices: 4, Updates: UnknownUpdates})
+	if _, err := NewReader(bytes.NewReader(b)); !errors.Is(err, ErrUnknownCount) {
+		t.Fatalf("NewReader: %v, want ErrUnknownCount", err)
+	}
+}

@@ -3,12 +3,21 @@ package stream
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
 // HeaderBytes is the size of the binary header: Vertices uint32 then
 // Updates uint64.
 const HeaderBytes = 12
+
+// UnknownUpdates in a binary header's Updates field marks a live stream
+// whose length is not known when it starts (a pipe or a socket): its
+// records run until the producer closes its end, cleanly between two
+// records. A file must give its count: NewReader and Open reject the
+// marker (ErrUnknownCount); main-node reads such a stream from standard
+// input or from TCP producers.
+const UnknownUpdates = math.MaxUint64
 
 // RecordBytes is the size of one binary update record: type uint8, src
 // uint32, dst uint32.
@@ -72,6 +81,9 @@ var (
 	ErrVertexRange = errors.New("stream: vertex id out of range")
 	// ErrSelfLoop is returned for an update whose Src equals its Dst.
 	ErrSelfLoop = errors.New("stream: self-loop")
+	// ErrUnknownCount is returned by NewReader and Open for a header whose
+	// Updates is UnknownUpdates: only a live input reads such a stream.
+	ErrUnknownCount = errors.New("stream: update count unknown (a live stream's header)")
 	// ErrSyntax is returned for a text line that does not parse.
 	ErrSyntax = errors.New("stream: syntax error")
 )

@@ -12,7 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"sketchcc/cc"
 	"sketchcc/checkpoint"
+	"sketchcc/ingest"
 	"sketchcc/stream"
 
 	"sketchcc/internal/cli"
@@ -123,4 +125,22 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	}
 	log.Info("stream prefix checked", "updates", m.Updates, "duration", time.Since(t0))
 	return nil
+}
+
+// schedule returns the query schedule's checkpoint and resume part and
+// the checkpoints' writer, and restores room from --resume's checkpoint.
+func schedule(c config, in input, e *ingest.Engine, room *cc.Room, log *slog.Logger) (cc.Schedule, *checkpoint.Taker, error) {
+	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: in.cur, Table: e.Store().Table(),
+		BatchFactor: e.Config().BatchFactor, Logger: log}
+	sched := cc.Schedule{Name: c.stream, From: in.from, CheckpointEvery: c.checkpoint.every}
+	if in.res0 != nil {
+		m := in.res0.Meta
+		if err := room.Restore(cc.State{Updates: m.Updates, GreedyValid: m.GreedyValid, Forest: m.Forest}); err != nil {
+			return sched, nil, fmt.Errorf("--resume: checkpoint %s: %w", checkpoint.Path(c.checkpoint.resume), err)
+		}
+	}
+	if c.checkpoint.dir != "" {
+		sched.Checkpoint = func(_ context.Context, st cc.State) error { return taker.Take(st.Updates, st.GreedyValid, st.Forest) }
+	}
+	return sched, taker, nil
 }

@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,8 +20,8 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
-	"sketchcc/distributor"
 	"sketchcc/ingest"
+	"sketchcc/service"
 	"sketchcc/sketch"
 	"sketchcc/stream"
 
@@ -67,6 +66,7 @@ type config struct {
 	noGreedy     bool
 	checkpoint   checkpointConfig
 	kconn        cli.KConn // --k-connectivity, --k-out, --bridges, --min-cut, --forests
+	live         liveConfig
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
@@ -74,7 +74,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs := pflag.NewFlagSet("main-node", pflag.ContinueOnError)
 	usageOut := cli.UsageOutput(args, stdout, stderr)
 	fs.SetOutput(usageOut)
-	fs.StringVar(&c.stream, "stream", "", "edge-update stream to ingest (required)")
+	fs.StringVar(&c.stream, "stream", "", "edge-update stream to ingest; - reads a live stream from standard input")
 	fs.StringVar(&c.format, "format", "binary", "stream format: binary (12-byte header, 9-byte records) or text (typed or untyped)")
 	fs.BoolVar(&c.json, "json", false, "print one JSON object on stdout instead of the summary")
 	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
@@ -95,6 +95,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	addCheckpointFlags(fs, &c.checkpoint)
 	c.kconn.AddFlags(fs)
+	addLiveFlags(fs, &c.live)
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
@@ -130,9 +131,10 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	if c.stream == "" {
-		errs = append(errs, errors.New("--stream is required"))
+	if c.stream == "" && c.live.updatesListen == "" {
+		errs = append(errs, errors.New("--stream is required (or --updates-listen)"))
 	}
+	errs = append(errs, c.live.validate(fs, c.stream == "-")...)
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
@@ -173,26 +175,8 @@ var fieldFlags = map[string]string{
 }
 
 // flagErrors returns the problems of err, ingest.Config's or
-// distributor.Config's ValidateExplicit error, each *FieldError of a field
-// in fieldFlags spelled with its flag.
-func flagErrors(err error) []error {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = slices.Clone(j.Unwrap())
-	} else if err != nil {
-		errs = []error{err}
-	}
-	for i, err := range errs {
-		var ie *ingest.FieldError
-		var de *distributor.FieldError
-		if errors.As(err, &ie) && fieldFlags[ie.Field] != "" {
-			errs[i] = fmt.Errorf("%s=%v, want %s", fieldFlags[ie.Field], ie.Value, ie.Want)
-		} else if errors.As(err, &de) && fieldFlags[de.Field] != "" {
-			errs[i] = fmt.Errorf("%s=%v, want %s", fieldFlags[de.Field], de.Value, de.Want)
-		}
-	}
-	return errs
-}
+// distributor.Config's ValidateExplicit error, spelled with fieldFlags.
+func flagErrors(err error) []error { return cli.FieldErrors(err, fieldFlags) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c, err := parseFlags(args, stdout, stderr)
@@ -209,12 +193,16 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.cluster.cores))
 	}
 
-	in, release, err := openInput(ctx, c, stderr, log)
+	open := openInput
+	if c.liveOn() {
+		open = openLive
+	}
+	in, release, err := open(ctx, c, stderr, log)
 	if err != nil {
 		return err
 	}
 	defer release()
-	src, cur, res0, from := in.src, in.cur, in.res0, in.from
+	src, res0, from := in.src, in.res0, in.from
 	h := src.Header()
 	cfg := engineConfig(c, h, res0)
 	if err := checkMemory(c, cfg, h.Updates); err != nil {
@@ -234,7 +222,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 
 	var points []cc.Pair
 	if c.pointQueries != "" {
-		if points, err = readPointQueries(c.pointQueries, h.Vertices); err != nil {
+		if points, err = cc.ReadPairsFile(c.pointQueries, h.Vertices); err != nil {
 			return err
 		}
 	}
@@ -264,18 +252,11 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	}
 	room := cc.New(e, cc.Config{NoGreedy: c.noGreedy, Workers: max(cfg.Workers, cores),
 		FlushTimeout: flushTimeout, Late: cl.Late})
-	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: cur, Table: e.Store().Table(),
-		BatchFactor: e.Config().BatchFactor, Logger: log}
-	sched := cc.Schedule{Name: c.stream, From: from, CheckpointEvery: c.checkpoint.every, KAnswer: c.kconn.Answerer(h.Vertices, h.Updates)}
-	if res0 != nil {
-		m := res0.Meta
-		if err := room.Restore(cc.State{Updates: m.Updates, GreedyValid: m.GreedyValid, Forest: m.Forest}); err != nil {
-			return fmt.Errorf("--resume: checkpoint %s: %w", checkpoint.Path(c.checkpoint.resume), err)
-		}
+	sched, taker, err := schedule(c, in, e, room, log)
+	if err != nil {
+		return err
 	}
-	if c.checkpoint.dir != "" {
-		sched.Checkpoint = func(_ context.Context, st cc.State) error { return taker.Take(st.Updates, st.GreedyValid, st.Forest) }
-	}
+	sched.KAnswer = c.kconn.Answerer(h.Vertices, h.Updates)
 	if c.checkpoint.rate > 0 {
 		src = stream.Throttle(src, c.checkpoint.rate)
 	}
@@ -283,7 +264,11 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	// The querying goroutine's own work, and the Boruvka goroutines it
 	// starts, are the "query" stage; ingestion relabels its own.
 	pprof.Do(ctx, pprof.Labels("stage", "query"), func(ctx context.Context) {
-		res, err = ingestAndQuery(ctx, c, room, src, sched, points, mm.observeQuery, log)
+		if c.liveOn() {
+			res, err = serveLive(ctx, c, room, in)
+		} else {
+			res, err = ingestAndQuery(ctx, c, room, src, sched, points, mm.observeQuery, log)
+		}
 	})
 	stopProgress()
 	if err != nil {
@@ -335,6 +320,7 @@ type input struct {
 	from uint64             // the updates res0 holds
 	// checked is how long hashing the stream's first from updates took.
 	checked time.Duration
+	live    *service.Live // a live stream and its API
 }
 
 // openInput checks that the output files can be written, takes the
@@ -368,7 +354,7 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 			return in, nil, err
 		}
 	}
-	src, closeFile, err := openSource(c.stream, c.format)
+	src, closeFile, err := cli.OpenStream(c.stream, c.format)
 	if err != nil {
 		return in, nil, err
 	}
@@ -395,23 +381,4 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 			"readers", c.engine.Readers, "format", c.format, "stream", c.stream)
 	}
 	return in, undo, nil
-}
-
-// openSource opens the stream at path in the given format
-// (stream.OpenSource); a file that is plainly not in that format gets a
-// hint that names the flag or tool to use.
-func openSource(path, format string) (stream.Source, func(), error) {
-	src, closeSrc, err := stream.OpenSource(path, format == "text")
-	if err == nil {
-		return src, closeSrc, nil
-	}
-	switch looks := stream.Sniff(path); {
-	case looks == stream.LooksGzip:
-		err = fmt.Errorf("%w; the file is gzip-compressed: decompress it first (main-node reads binary or text streams)", err)
-	case looks == stream.LooksText && format == "binary":
-		err = fmt.Errorf("%w; the file looks like text: use --format text, or streamtool convert for an edge list", err)
-	case looks == stream.LooksBinary && format == "text":
-		err = fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
-	}
-	return nil, nil, err
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strconv"
 	"time"
 
@@ -82,16 +81,6 @@ func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 		}
 	}
 	return pos
-}
-
-// readPointQueries reads the --point-queries file (cc.ReadPairs).
-func readPointQueries(path string, vertices uint32) ([]cc.Pair, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read point queries: %w", err)
-	}
-	defer f.Close()
-	return cc.ReadPairs(f, path, vertices)
 }
 
 // ingestAndQuery runs the query schedule (cc.Room.Run) at the query

@@ -175,8 +175,8 @@ func TestInputMistakes(t *testing.T) {
 	}
 	f("the file is not text: drop --format text", "--format", "text", "--stream", "../../testdata/karate.bin")
 	gz := writeFile(t, "long.txt.gz", []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3})
-	f("the file is gzip-compressed", "--format", "text", "--stream", gz)
-	f("the file is gzip-compressed", "--stream", gz)
+	f("gzip-compressed: decompress it (gunzip) for a stream, or give an edge list to streamtool convert", "--format", "text", "--stream", gz)
+	f("streamtool convert, which reads gzip", "--stream", gz)
 	f("does not exist", "--stream", "../../testdata/karate.bin", "--labels", "/nonexistent-dir/labels")
 	f("does not exist", "--stream", "../../testdata/karate.bin", "--forest", "/nonexistent-dir/forest")
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 
 	"sketchcc/cc"
 	"sketchcc/distributor"
@@ -122,12 +121,12 @@ sketch        %s (%d set(s), %d bytes per vertex, %d columns × %d rows + 1 buck
 hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
 peak RSS      %s
 %s`, s.Stream, s.Vertices, s.Updates, s.Components, resumed,
-		s.EndToEndSeconds, humanCount(s.UpdatesPerSecond), since, s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
+		s.EndToEndSeconds, cli.HumanCount(s.UpdatesPerSecond), since, s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		whole, queryLine(res),
 		ingest.FormatBytes(s.SketchBytes), p.Sets(), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
 		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
 		ingest.FormatBytes(s.PeakRSSBytes), c.kconn.Summary())
-	if err != nil || len(run.queries) < 2 && len(run.queries[0].Points) == 0 {
+	if err != nil || len(run.queries) < 2 && (len(run.queries) == 0 || len(run.queries[0].Points) == 0) {
 		return err
 	}
 	fmt.Fprintf(w, "\n%14s %11s %7s %9s %9s %9s  %s\n", "after updates", "components", "greedy", "flush s", "cc s", "total s", "point queries connected")
@@ -160,7 +159,7 @@ func resumedLines(s summary) (resumed, since, whole string) {
 		from, s.PrefixCheckSeconds)
 	since = fmt.Sprintf(" over the %d updates since", s.Updates-from)
 	whole = fmt.Sprintf("whole stream  %d updates answered in %.3f s with the prefix check, %s updates/s\n",
-		s.Updates, s.PrefixCheckSeconds+s.EndToEndSeconds, humanCount(s.StreamUpdatesPerSecond))
+		s.Updates, s.PrefixCheckSeconds+s.EndToEndSeconds, cli.HumanCount(s.StreamUpdatesPerSecond))
 	return resumed, since, whole
 }
 
@@ -171,18 +170,6 @@ func queryLine(res *cc.Result) string {
 	}
 	return fmt.Sprintf("Boruvka %.4f s after the flush: %d rounds, %d merges, %d failed samples (retried in later rounds)",
 		res.CC.Seconds(), res.Boruvka.Rounds, res.Boruvka.Merges, res.Boruvka.Fails)
-}
-
-func humanCount(x float64) string {
-	switch {
-	case x >= 1e9:
-		return fmt.Sprintf("%.2f G", x/1e9)
-	case x >= 1e6:
-		return fmt.Sprintf("%.2f M", x/1e6)
-	case x >= 1e3:
-		return fmt.Sprintf("%.2f k", x/1e3)
-	}
-	return fmt.Sprintf("%.0f", x)
 }
 
 // midQueries is the summary's share of the mid-stream queries, all but
@@ -202,26 +189,5 @@ func midQueries(queries []queryRecord) string {
 // writeOutputs writes the --labels and --forest files, their names
 // followed by suffix.
 func writeOutputs(c config, res *cc.Result, suffix string) error {
-	if c.labels != "" {
-		err := cli.WriteLines(c.labels+suffix, len(res.Labels), func(b []byte, i int) []byte {
-			b = strconv.AppendUint(b, uint64(i), 10)
-			b = append(b, ' ')
-			return strconv.AppendUint(b, uint64(res.Labels[i]), 10)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if c.forest != "" {
-		err := cli.WriteLines(c.forest+suffix, len(res.Forest.Edges), func(b []byte, i int) []byte {
-			e := res.Forest.Edges[i]
-			b = strconv.AppendUint(b, uint64(e.Src), 10)
-			b = append(b, ' ')
-			return strconv.AppendUint(b, uint64(e.Dst), 10)
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return cli.WriteComponents(c.labels, c.forest, suffix, res.Labels, res.Forest.Edges)
 }

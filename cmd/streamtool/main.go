@@ -69,6 +69,8 @@ Commands:
   pack           binary stream -> packed stream, about half the bytes (IN -o OUT)
   unpack         packed stream -> binary stream (IN -o OUT)
   cc             exact connected components of a stream's final graph
+  send           send a stream to a main node's --updates-listen (ADDR STREAM)
+  query          ask a main node's query API (ADDR components|connected U V|forest|status|shutdown)
 
 Results are JSON on stdout; logs go to stderr (--log-format text|json).
 'streamtool --version' prints the module version, commit and Go version. Exit status: 0 success,
@@ -95,6 +97,8 @@ var commands = map[string]*command{
 	"cc":        ccCommand,
 	"pack":      packCommand,
 	"unpack":    unpackCommand,
+	"query":     queryCommand,
+	"send":      sendCommand,
 }
 
 // env is what a command needs from main.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -101,4 +102,30 @@ func PeakRSS() int64 {
 		return 0
 	}
 	return int64(ru.Maxrss) * 1024 // Linux reports KiB
+}
+
+// FieldErrors returns the problems of err (one error, or several joined
+// by errors.Join), each of a Config field in flags (a field's Go name to
+// its flag, "--workers") spelled "--workers=0, want [1, 4096]"; the field
+// errors of packages ingest and distributor say which field through
+// their Problem method. Others are returned unchanged.
+func FieldErrors(err error, flags map[string]string) []error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = slices.Clone(j.Unwrap())
+	} else if err != nil {
+		errs = []error{err}
+	}
+	for i, err := range errs {
+		var fe interface {
+			error
+			Problem() (field string, value any, want string)
+		}
+		if errors.As(err, &fe) {
+			if field, value, want := fe.Problem(); flags[field] != "" {
+				errs[i] = fmt.Errorf("%s=%v, want %s", flags[field], value, want)
+			}
+		}
+	}
+	return errs
 }

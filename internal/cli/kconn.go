@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -111,12 +109,12 @@ func (k *KConn) write(a *kconn.Answer, kr *cc.KResult, suffix string) error {
 	num := strconv.AppendUint
 	var errs []error
 	if k.Out != "" {
-		errs = append(errs, WriteLines(k.Out+suffix, len(a.ComponentLambda), func(b []byte, i int) []byte {
+		errs = append(errs, writeLines(k.Out+suffix, len(a.ComponentLambda), func(b []byte, i int) []byte {
 			return strconv.AppendInt(append(num(b, uint64(i), 10), ' '), int64(a.ComponentLambda[i]), 10)
 		}))
 	}
 	if k.Bridges != "" {
-		errs = append(errs, WriteLines(k.Bridges+suffix, len(a.Bridges), func(b []byte, i int) []byte {
+		errs = append(errs, writeLines(k.Bridges+suffix, len(a.Bridges), func(b []byte, i int) []byte {
 			return num(append(num(b, uint64(a.Bridges[i].Src), 10), ' '), uint64(a.Bridges[i].Dst), 10)
 		}))
 	}
@@ -125,7 +123,7 @@ func (k *KConn) write(a *kconn.Answer, kr *cc.KResult, suffix string) error {
 		if a.MinCut != nil {
 			side = a.MinCut.Side
 		}
-		errs = append(errs, WriteLines(k.MinCut+suffix, len(side), func(b []byte, i int) []byte {
+		errs = append(errs, writeLines(k.MinCut+suffix, len(side), func(b []byte, i int) []byte {
 			return num(b, uint64(side[i]), 10)
 		}))
 	}
@@ -140,30 +138,10 @@ func (k *KConn) write(a *kconn.Answer, kr *cc.KResult, suffix string) error {
 				rows = append(rows, row{i + 1, e})
 			}
 		}
-		errs = append(errs, WriteLines(k.Forests+suffix, len(rows), func(b []byte, i int) []byte {
+		errs = append(errs, writeLines(k.Forests+suffix, len(rows), func(b []byte, i int) []byte {
 			b = append(num(b, uint64(rows[i].i), 10), ' ')
 			return num(append(num(b, uint64(rows[i].e.Src), 10), ' '), uint64(rows[i].e.Dst), 10)
 		}))
 	}
 	return errors.Join(errs...)
-}
-
-// WriteLines writes n lines to a new file at path, line i made by line
-// (which appends it, without its newline, to the buffer it is given).
-func WriteLines(path string, n int, line func([]byte, int) []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var b []byte
-	for i := range n {
-		b = append(line(b[:0], i), '\n')
-		w.Write(b)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return f.Close()
 }
