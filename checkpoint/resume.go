@@ -13,10 +13,10 @@ import (
 
 // Claim takes the lock of checkpoint directory dir (LockDir) and then
 // removes the temporaries that a run killed while writing a checkpoint
-// left there (RemoveTemps), returning their paths even on an error. It
-// returns LockDir's errors (ErrLocked's with the advice to give each run
+// left there (RemoveTemps), returning their paths even on an error and
+// logging each to log (a warning) when log is not nil. It returns LockDir's errors (ErrLocked's with the advice to give each run
 // a directory of its own), and RemoveTemps' with the lock released.
-func Claim(dir string) (*Lock, []string, error) {
+func Claim(dir string, log *slog.Logger) (*Lock, []string, error) {
 	l, err := LockDir(dir)
 	if errors.Is(err, ErrLocked) {
 		return nil, nil, fmt.Errorf("%w; give each main node a directory of its own", err)
@@ -25,6 +25,11 @@ func Claim(dir string) (*Lock, []string, error) {
 		return nil, nil, err
 	}
 	removed, err := RemoveTemps(dir)
+	for _, p := range removed {
+		if log != nil {
+			log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
+		}
+	}
 	if err != nil {
 		l.Unlock()
 		return nil, removed, err

@@ -24,12 +24,16 @@ func TestClaim(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp.Close()
-	l, removed, err := Claim(dir)
+	var logged bytes.Buffer
+	l, removed, err := Claim(dir, slog.New(slog.NewTextHandler(&logged, nil)))
 	if err != nil || len(removed) != 1 || removed[0] != tmp.Name() {
 		t.Fatalf("Claim = %v, %q; want %s removed", err, removed, tmp.Name())
 	}
+	if !strings.Contains(logged.String(), tmp.Name()) {
+		t.Errorf("Claim logged %q, not the temporary it removed", logged.String())
+	}
 	defer l.Unlock()
-	if _, _, err := Claim(dir); !errors.Is(err, ErrLocked) || !strings.HasSuffix(err.Error(), "; give each main node a directory of its own") {
+	if _, _, err := Claim(dir, nil); !errors.Is(err, ErrLocked) || !strings.HasSuffix(err.Error(), "; give each main node a directory of its own") {
 		t.Errorf("second Claim: %v, want ErrLocked", err)
 	}
 }

@@ -77,20 +77,6 @@ func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
 	return errs
 }
 
-// lockCheckpointDir takes the lock of the run's checkpoint directory,
-// held until the returned func is called (or the process ends), and
-// removes the stale temporaries there, logging each (checkpoint.Claim).
-func lockCheckpointDir(dir string, log *slog.Logger) (unlock func(), err error) {
-	l, removed, err := checkpoint.Claim(dir)
-	for _, p := range removed {
-		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("--checkpoint-dir=%s: %w", dir, err)
-	}
-	return func() { l.Unlock() }, nil
-}
-
 // readResume reads the checkpoint of --resume (checkpoint.ReadResume),
 // comparing with it only the sketch flags the user set.
 func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {

@@ -66,7 +66,7 @@ type config struct {
 	noGreedy     bool
 	checkpoint   checkpointConfig
 	kconn        cli.KConn // --k-connectivity, --k-out, --bridges, --min-cut, --forests
-	live         liveConfig
+	live         cli.Live  // --updates-listen, --query-listen, --token-file, --producers, --query-gap
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
@@ -95,7 +95,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.BoolVar(&c.noGreedy, "no-greedy", false, "turn off the greedy shortcut: every query flushes and runs Boruvka")
 	addCheckpointFlags(fs, &c.checkpoint)
 	c.kconn.AddFlags(fs)
-	addLiveFlags(fs, &c.live)
+	c.live.AddFlags(fs)
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
@@ -131,10 +131,10 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	if fs.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments %q", fs.Args()))
 	}
-	if c.stream == "" && c.live.updatesListen == "" {
+	if c.stream == "" && c.live.UpdatesListen == "" {
 		errs = append(errs, errors.New("--stream is required (or --updates-listen)"))
 	}
-	errs = append(errs, c.live.validate(fs, c.stream == "-")...)
+	errs = append(errs, liveErrors(c.live, fs, c.stream == "-")...)
 	if c.format != "binary" && c.format != "text" {
 		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
 	}
@@ -220,12 +220,6 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	log.Info("ingesting", "stream", c.stream, "vertices", h.Vertices, "updates", h.Updates,
 		"sketch_bytes", e.SketchBytes(), "batch_updates", e.BatchUpdates(), "local_workers", e.Config().Workers)
 
-	var points []cc.Pair
-	if c.pointQueries != "" {
-		if points, err = cc.ReadPairsFile(c.pointQueries, h.Vertices); err != nil {
-			return err
-		}
-	}
 	prof, err := cputime.StartProfile(c.cpuProfile, c.json)
 	if err != nil {
 		return fmt.Errorf("--cpu-profile: %w", err)
@@ -257,9 +251,6 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	sched.KAnswer = c.kconn.Answerer(h.Vertices, h.Updates)
-	if c.checkpoint.rate > 0 {
-		src = stream.Throttle(src, c.checkpoint.rate)
-	}
 	var res *runResult
 	// The querying goroutine's own work, and the Boruvka goroutines it
 	// starts, are the "query" stage; ingestion relabels its own.
@@ -267,7 +258,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		if c.liveOn() {
 			res, err = serveLive(ctx, c, room, in)
 		} else {
-			res, err = ingestAndQuery(ctx, c, room, src, sched, points, mm.observeQuery, log)
+			res, err = ingestAndQuery(ctx, c, room, src, sched, mm.observeQuery, log)
 		}
 	})
 	stopProgress()
@@ -340,11 +331,11 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 		return in, nil, err
 	}
 	if c.checkpoint.dir != "" {
-		l, err := lockCheckpointDir(c.checkpoint.dir, log)
+		l, _, err := checkpoint.Claim(c.checkpoint.dir, log)
 		if err != nil {
-			return in, nil, err
+			return in, nil, fmt.Errorf("--checkpoint-dir=%s: %w", c.checkpoint.dir, err)
 		}
-		unlock = l
+		unlock = func() { l.Unlock() }
 		if in.id, err = checkpoint.Identify(c.stream); err != nil {
 			return in, nil, err
 		}

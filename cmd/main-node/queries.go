@@ -84,14 +84,25 @@ func queryPositions(c config, total uint64, log *slog.Logger) []uint64 {
 }
 
 // ingestAndQuery runs the query schedule (cc.Room.Run) at the query
-// positions and records every answer. Labels and forest files are written
+// positions, paced by --rate-limit, and records every answer, with those
+// of --point-queries. Labels and forest files are written
 // at every query when there are several (named FILE.<updates>), and as
 // FILE for the final one; observe is called with every query's record. A
 // query that runs out of sketch columns (cc.ErrTooManyRounds) names the
 // flag that gives more.
 func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Source, sched cc.Schedule,
-	points []cc.Pair, observe func(queryRecord), log *slog.Logger) (*runResult, error) {
+	observe func(queryRecord), log *slog.Logger) (*runResult, error) {
 	total := src.Header().Updates
+	var points []cc.Pair
+	if c.pointQueries != "" {
+		var err error
+		if points, err = cc.ReadPairsFile(c.pointQueries, src.Header().Vertices); err != nil {
+			return nil, err
+		}
+	}
+	if c.checkpoint.rate > 0 {
+		src = stream.Throttle(src, c.checkpoint.rate)
+	}
 	positions := queryPositions(c, total, log)
 	run := &runResult{}
 	answer := func(res *cc.Result) error {

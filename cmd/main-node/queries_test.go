@@ -217,7 +217,7 @@ func TestTooManyRoundsNamesFlag(t *testing.T) {
 	defer e.Close()
 	src := roundsOut{stream.Header{Vertices: 16, Updates: 4}}
 	_, err = ingestAndQuery(t.Context(), config{queries: 1}, cc.New(e, cc.Config{Workers: 1}), src, cc.Schedule{Name: "t"},
-		nil, func(queryRecord) {}, slog.New(slog.DiscardHandler))
+		func(queryRecord) {}, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, cc.ErrTooManyRounds) || !strings.HasSuffix(err.Error(), "; rerun with a larger --sketch-factor") {
 		t.Errorf("err = %v, want cc.ErrTooManyRounds and the flag to raise", err)
 	}
