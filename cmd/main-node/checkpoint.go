@@ -98,8 +98,8 @@ func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {
 // m of --resume (checkpoint.CheckPrefix) and moves cur past them. It runs
 // before anything else of the run starts (it reads the whole prefix:
 // minutes on a large stream), shows a progress bar as ingestion does, and
-// returns when ctx is done.
-func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint.Meta, stderr io.Writer, log *slog.Logger) error {
+// returns when ctx is done, or how long the check took.
+func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint.Meta, stderr io.Writer, log *slog.Logger) (time.Duration, error) {
 	log.Info("checking the stream prefix", "stream", c.stream, "updates", m.Updates, "checkpoint", checkpoint.Path(c.checkpoint.resume))
 	t0 := time.Now()
 	var done atomic.Uint64
@@ -107,10 +107,10 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	err := checkpoint.CheckPrefix(ctx, c.checkpoint.resume, c.stream, cur, m, done.Store)
 	stop()
 	if err != nil {
-		return fmt.Errorf("--resume: %w", err)
+		return 0, fmt.Errorf("--resume: %w", err)
 	}
 	log.Info("stream prefix checked", "updates", m.Updates, "duration", time.Since(t0))
-	return nil
+	return time.Since(t0), nil
 }
 
 // schedule returns the query schedule's checkpoint and resume part and

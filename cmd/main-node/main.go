@@ -135,17 +135,10 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 		errs = append(errs, errors.New("--stream is required (or --updates-listen)"))
 	}
 	errs = append(errs, liveErrors(c.live, fs, c.stream == "-")...)
-	if c.format != "binary" && c.format != "text" {
-		errs = append(errs, fmt.Errorf("--format=%q, want binary or text", c.format))
-	}
+	errs = append(errs, cli.OneOf("--format", c.format, "binary", "text"), cli.OneOf("--huge-pages", c.hugePages, "auto", "on", "off"),
+		cli.OneOf("--progress", c.progress, "auto", "always", "never"))
 	errs = append(errs, flagErrors(c.engine.ValidateExplicit())...)
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
-	if c.hugePages != "auto" && c.hugePages != "on" && c.hugePages != "off" {
-		errs = append(errs, fmt.Errorf("--huge-pages=%q, want auto, on or off", c.hugePages))
-	}
-	if c.progress != "auto" && c.progress != "always" && c.progress != "never" {
-		errs = append(errs, fmt.Errorf("--progress=%q, want auto, always or never", c.progress))
-	}
 	if c.queries < 1 {
 		errs = append(errs, fmt.Errorf("--queries=%d, want at least 1", c.queries))
 	}
@@ -266,7 +259,7 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 		return err
 	}
 	res.cores = runtime.GOMAXPROCS(0) // before the workers go and give the cores back
-	res.taker, res.resumed, res.checked = taker, in.res0 != nil, in.checked
+	res.taker, res.in = taker, in
 	// Drained, so that --json's counters add up (batches = merged + re-sent + late).
 	cl.Drain(ctx, func(ctx context.Context) error { _, err := e.Settle(ctx); return err }, flushTimeout,
 		fmt.Errorf("--flush-timeout=%v passed", flushTimeout))
@@ -302,16 +295,13 @@ func engineConfig(c config, h stream.Header, res0 *checkpoint.Resume) ingest.Con
 // input is the stream a run reads and, with --resume, the checkpoint it
 // continues from.
 type input struct {
-	src stream.Source
-	// cur is the binary stream's Cursor (nil for a text stream), which
-	// keeps the digest of the records read for the checkpoints.
-	cur  *stream.Cursor
-	id   checkpoint.StreamID
-	res0 *checkpoint.Resume // nil without --resume
-	from uint64             // the updates res0 holds
-	// checked is how long hashing the stream's first from updates took.
-	checked time.Duration
-	live    *service.Live // a live stream and its API
+	src     stream.Source
+	cur     *stream.Cursor // a binary stream file's (else nil): the digest of the records read
+	id      checkpoint.StreamID
+	res0    *checkpoint.Resume // nil without --resume
+	from    uint64             // the updates res0 holds
+	checked time.Duration      // how long hashing the stream's first from updates took
+	live    *service.Live      // a live stream and its API
 }
 
 // openInput checks that the output files can be written, takes the
@@ -361,11 +351,9 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 	}
 	if in.res0 != nil {
 		in.from = in.res0.Meta.Updates
-		t0 := time.Now()
-		if err := checkPrefix(ctx, c, in.cur, in.res0.Meta, stderr, log); err != nil {
+		if in.checked, err = checkPrefix(ctx, c, in.cur, in.res0.Meta, stderr, log); err != nil {
 			return in, nil, err
 		}
-		in.checked = time.Since(t0)
 	}
 	if c.engine.Readers > 1 && (in.cur == nil || !in.cur.Seekable()) {
 		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",

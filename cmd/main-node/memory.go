@@ -17,10 +17,8 @@ func checkMemory(c config, cfg ingest.Config, updates uint64) error {
 	err := ingest.CheckMemory(cfg, updates, c.stream)
 	var me *ingest.MemoryError
 	switch {
-	case errors.Is(err, sketch.ErrParams) && c.kconn.K > 1:
+	case errors.Is(err, sketch.ErrParams) && (c.kconn.K > 1 || c.engine.SketchFactor != 1):
 		return cli.Usage(fmt.Errorf("--k-connectivity=%d, --sketch-factor=%v: %w", c.kconn.K, c.engine.SketchFactor, err))
-	case errors.Is(err, sketch.ErrParams) && c.engine.SketchFactor != 1:
-		return cli.Usage(fmt.Errorf("--sketch-factor=%v: %w", c.engine.SketchFactor, err))
 	case errors.As(err, &me):
 		return errors.New(me.Advise(fieldFlags[me.Lower]))
 	case err != nil:

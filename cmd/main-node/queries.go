@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"time"
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
@@ -48,12 +47,8 @@ type runResult struct {
 	queries []queryRecord
 	final   *cc.Result
 	cc.RunStats
-	// from is the update count a resumed run started at, and checked
-	// how long the check of the stream's first from updates took.
-	resumed bool
-	from    uint64
-	checked time.Duration
-	taker   *checkpoint.Taker // the checkpoints' writer: their size and write time
+	in    input             // what it read: with --resume, where from and the prefix check's time
+	taker *checkpoint.Taker // the checkpoints' writer: their size and write time
 	// cpu is the main process's CPU per update by stage, with --json.
 	cpu *cputime.Stages
 	// cores is GOMAXPROCS as the last query ended (--cores).
@@ -139,7 +134,7 @@ func ingestAndQuery(ctx context.Context, c config, room *cc.Room, src stream.Sou
 	if err != nil {
 		return nil, err
 	}
-	run.RunStats, run.from = st, sched.From
+	run.RunStats = st
 	return run, nil
 }
 

@@ -81,8 +81,8 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 	s := summary{
 		Stream: c.stream, Vertices: h.Vertices, Updates: res.AfterUpdates, Components: res.Components,
 		IngestSeconds:       run.Ingest.Seconds(),
-		InsertUpdatesPerSec: float64(res.AfterUpdates-run.from) / run.Ingest.Seconds(),
-		UpdatesPerSecond:    float64(res.AfterUpdates-run.from) / run.EndToEnd.Seconds(),
+		InsertUpdatesPerSec: float64(res.AfterUpdates-run.in.from) / run.Ingest.Seconds(),
+		UpdatesPerSecond:    float64(res.AfterUpdates-run.in.from) / run.EndToEnd.Seconds(),
 		EndToEndSeconds:     run.EndToEnd.Seconds(),
 		QuerySeconds:        (res.Flush + res.CC).Seconds(),
 		FlushSeconds:        res.Flush.Seconds(),
@@ -99,13 +99,13 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		Queries:      run.queries,
 		PeakRSSBytes: cli.PeakRSS(),
 		Checkpoints:  run.Checkpoints, CheckpointSeconds: run.Checkpointing.Seconds(),
-		PrefixCheckSeconds:     run.checked.Seconds(),
+		PrefixCheckSeconds:     run.in.checked.Seconds(),
 		CheckpointWriteSeconds: run.taker.Writing.Seconds(), CheckpointBytes: run.taker.Bytes,
 		MainCPU: run.cpu, KConnectivity: c.kconn.Records,
 	}
-	if run.resumed {
-		s.ResumedFrom = &run.from
-		s.StreamUpdatesPerSecond = float64(res.AfterUpdates) / (run.checked + run.EndToEnd).Seconds()
+	if run.in.res0 != nil {
+		s.ResumedFrom = &run.in.from
+		s.StreamUpdatesPerSecond = float64(res.AfterUpdates) / (run.in.checked + run.EndToEnd).Seconds()
 	}
 	if c.json {
 		return json.NewEncoder(w).Encode(s)

@@ -24,6 +24,15 @@ func (e UsageError) Unwrap() error { return e.Err }
 // Usage wraps err as a UsageError.
 func Usage(err error) error { return UsageError{err} }
 
+// OneOf returns nil when v is one of want, else an error naming flag (as
+// the command spells it), v and the values it takes.
+func OneOf(flag, v string, want ...string) error {
+	if slices.Contains(want, v) {
+		return nil
+	}
+	return fmt.Errorf("%s=%q, want %s or %s", flag, v, strings.Join(want[:len(want)-1], ", "), want[len(want)-1])
+}
+
 // ExitCode reports err on stderr, prefixed with the command's name, and
 // returns the exit status: 0 for nil, --help or --version, 2 for a UsageError (with a
 // pointer to --help), 1 for anything else. An error marked by InFormat is
