@@ -301,6 +301,19 @@ func readPairs(t *testing.T, path string) [][2]uint32 {
 
 var componentsLine = regexp.MustCompile(`(?m)^components\s+(\d+)$`)
 
+// TestSummaryReaders: the summary counts its readers in good English
+// (issue 27 item 11: it said "1 readers"), and the answer is the oracle's.
+func TestSummaryReaders(t *testing.T) {
+	_, _, truth := oracle(t, multiples)
+	for _, c := range []struct{ readers, want string }{{"1", " 1 reader on "}, {"2", " 2 readers on "}} {
+		r := runMain(t, "--stream", multiples, "--readers", c.readers)
+		m := componentsLine.FindStringSubmatch(r.stdout)
+		if r.code != 0 || !strings.Contains(r.stdout, c.want) || m == nil || m[1] != strconv.Itoa(truth.Sets()) {
+			t.Errorf("--readers %s: want %q and %d components in the summary: %v", c.readers, c.want, truth.Sets(), r)
+		}
+	}
+}
+
 func TestMultiples(t *testing.T) {
 	h, edges, truth := oracle(t, multiples)
 	if truth.Sets() != 78 {

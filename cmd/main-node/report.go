@@ -118,13 +118,13 @@ components    %d
 %singestion     %.3f s end to end, %s updates/s%s (insertion %.3f s + final flush %.3f s%s)
 %squery         %s
 sketch        %s (%d set(s), %d bytes per vertex, %d columns × %d rows + 1 buckets)
-hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %d readers on %d cores
+hot path      %s sketch kernel, huge pages %s (kernel setting: %s), %s on %s
 peak RSS      %s
 %s`, s.Stream, s.Vertices, s.Updates, s.Components, resumed,
 		s.EndToEndSeconds, cli.HumanCount(s.UpdatesPerSecond), since, s.IngestSeconds, s.FlushSeconds, midQueries(run.queries),
 		whole, queryLine(res),
 		ingest.FormatBytes(s.SketchBytes), p.Sets(), s.SketchBytesPerVertex, s.SketchColumns, s.SketchRows,
-		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, s.Readers, s.MainCores,
+		s.SketchKernel, map[bool]string{false: "off", true: "on"}[s.HugePages], s.TransparentHugePages, cli.Count(s.Readers, "reader"), cli.Count(s.MainCores, "core"),
 		ingest.FormatBytes(s.PeakRSSBytes), c.kconn.Summary())
 	if err != nil || len(run.queries) < 2 && (len(run.queries) == 0 || len(run.queries[0].Points) == 0) {
 		return err

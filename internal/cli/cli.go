@@ -24,6 +24,15 @@ func (e UsageError) Unwrap() error { return e.Err }
 // Usage wraps err as a UsageError.
 func Usage(err error) error { return UsageError{err} }
 
+// Count returns n and noun, with an s unless n is 1: "1 reader",
+// "2 readers".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // OneOf returns nil when v is one of want, else an error naming flag (as
 // the command spells it), v and the values it takes.
 func OneOf(flag, v string, want ...string) error {
