@@ -176,7 +176,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return cli.InFormat(ingestAndReport(ctx, c, stdout, stderr), c.logFormat)
+	return cli.InFormat(cli.TextHint(ingestAndReport(ctx, c, stdout, stderr), c.stream, c.format), c.logFormat)
 }
 
 // ingestAndReport runs the command as c says, after its flags have been parsed.

@@ -166,6 +166,10 @@ func TestInputMistakes(t *testing.T) {
 		}
 	}
 	f("more data than the header promises", "--format", "text", "--stream", long)
+	// A raw edge list given as a text stream points to streamtool convert,
+	// whether its first line or a later one gives it away.
+	f("must be converted first: streamtool convert --from snap", "--format", "text", "--stream", writeFile(t, "snap.txt", []byte("# snap\n3466 5233\n1 2\n")))
+	f("must be converted first: streamtool convert --from snap", "--format", "text", "--stream", writeFile(t, "snap2.txt", []byte("3466 5233\n1 2\n")))
 	f("looks like text", "--stream", long)
 	// --readers > 1 on a text stream reads on one goroutine, and says so.
 	text := writeFile(t, "ok.txt", []byte("3 2\n0 1\n1 2\n"))

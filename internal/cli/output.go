@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -85,4 +86,16 @@ func OpenStream(path, format string) (stream.Source, func(), error) {
 		err = fmt.Errorf("%w; the file is not text: drop --format text for a binary stream", err)
 	}
 	return nil, nil, err
+}
+
+// TextHint adds to err, when it is a *stream.FormatError of the text
+// stream at path (format "text", a file that looks like text), that an
+// edge list with no stream header (SNAP and the like) must go through
+// streamtool convert first. Any other err is returned as it is.
+func TextHint(err error, path, format string) error {
+	var fe *stream.FormatError
+	if format != "text" || !errors.As(err, &fe) || fe.Line == 0 || stream.Sniff(path) != stream.LooksText {
+		return err
+	}
+	return fmt.Errorf("%w; an edge list with no stream header (SNAP and the like) must be converted first: streamtool convert --from snap %s -o OUT.bin", err, path)
 }
