@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"sketchcc/dsu"
+	"sketchcc/internal/testgraph"
 	"sketchcc/kconn"
 	"sketchcc/offline/edgelist"
 	"sketchcc/sketch"
@@ -92,7 +93,7 @@ func writeKStream(t *testing.T, path string, n uint32, final []stream.Edge, seed
 	us := shuffled(append(slices.Clone(final), noise...), stream.Insert)
 	us = append(us, shuffled(append(slices.Clone(again), noise...), stream.Delete)...)
 	us = append(us, shuffled(again, stream.Insert)...)
-	if err := os.WriteFile(path, encodeUpdates(t, n, us), 0o644); err != nil {
+	if err := os.WriteFile(path, testgraph.Encode(t, n, us), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return us

@@ -9,6 +9,7 @@ import (
 	"sketchcc/dsu"
 	"sketchcc/gutters"
 	"sketchcc/ingest"
+	"sketchcc/internal/testgraph"
 	"sketchcc/stream"
 )
 
@@ -29,29 +30,10 @@ func (m *movingPipe) Settle(ctx context.Context) (gutters.Settled, error) {
 	return view, err
 }
 
-// encodeUpdates returns the binary stream of us over vertices.
-func encodeUpdates(t *testing.T, vertices uint32, us []stream.Update) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w, err := stream.NewWriter(&b, stream.Header{Vertices: vertices, Updates: uint64(len(us))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range us {
-		if err := w.Write(u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
 // updates returns a binary stream of us over vertices.
 func updates(t *testing.T, vertices uint32, us ...stream.Update) stream.Source {
 	t.Helper()
-	r, err := stream.NewReader(bytes.NewReader(encodeUpdates(t, vertices, us)))
+	r, err := stream.NewReader(bytes.NewReader(testgraph.Encode(t, vertices, us)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,26 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"sketchcc/internal/testgraph"
 	"sketchcc/stream"
 )
 
 // liveBytes is a binary stream of updates with the given header count.
 func liveBytes(t *testing.T, vertices uint32, count uint64, ups []stream.Update) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	w, err := stream.NewWriter(&b, stream.Header{Vertices: vertices, Updates: uint64(len(ups))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range ups {
-		if err := w.Write(u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	out := b.Bytes()
+	out := testgraph.Encode(t, vertices, ups)
 	copy(out[4:12], stream.AppendHeader(nil, stream.Header{Updates: count})[4:12])
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"sketchcc/internal/testgraph"
 	"sketchcc/stream"
 )
 
@@ -253,16 +254,9 @@ func TestConvert_BadInput(t *testing.T) {
 	}
 }
 
+// encode returns the binary stream of us over vertices.
 func encode(t *testing.T, vertices uint32, us ...stream.Update) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := stream.NewWriter(&buf, stream.Header{Vertices: vertices, Updates: uint64(len(us))})
-	requireNoError(t, err)
-	for _, u := range us {
-		requireNoError(t, w.Write(u))
-	}
-	requireNoError(t, w.Close())
-	return buf.Bytes()
+	return testgraph.Encode(t, vertices, us)
 }
 
 func TestValidate(t *testing.T) {

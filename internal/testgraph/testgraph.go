@@ -55,6 +55,26 @@ func WriteRandomStream(tb testing.TB, path string, vertices uint32, n int, seed 
 	WriteRandomUpdates(tb, f, vertices, n, seed, randomTypes)
 }
 
+// Encode returns the binary stream of us over vertices, as stream.Writer
+// writes it. It fails tb on an error.
+func Encode(tb testing.TB, vertices uint32, us []stream.Update) []byte {
+	tb.Helper()
+	var b bytes.Buffer
+	w, err := stream.NewWriter(&b, stream.Header{Vertices: vertices, Updates: uint64(len(us))})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, u := range us {
+		if err := w.Write(u); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
 // RandomStream returns WriteRandomUpdates' stream of n random inserts over
 // vertices, seed 1, in memory.
 func RandomStream(tb testing.TB, vertices uint32, n int) []byte {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"sketchcc/internal/testgraph"
 	"sketchcc/stream"
 )
 
@@ -34,19 +35,6 @@ func (s *EdgeSet) edges() []stream.Edge {
 	return slices.Collect(s.All())
 }
 
-// encode returns the binary stream of us over vertices vertices.
-func encode(t *testing.T, vertices uint32, us []stream.Update) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := stream.NewWriter(&buf, stream.Header{Vertices: vertices, Updates: uint64(len(us))})
-	requireNoError(t, err)
-	for _, u := range us {
-		requireNoError(t, w.Write(u))
-	}
-	requireNoError(t, w.Close())
-	return buf.Bytes()
-}
-
 func ins(a, b uint32) stream.Update {
 	return stream.Update{Type: stream.Insert, Edge: stream.Edge{Src: a, Dst: b}}
 }
@@ -62,7 +50,7 @@ func run(t *testing.T, data []byte, cfg Config) (Result, *EdgeSet, error) {
 }
 
 func TestRun_Strict(t *testing.T) {
-	data := encode(t, 5, []stream.Update{ins(0, 1), ins(2, 1), del(1, 0), ins(3, 4), ins(0, 1)})
+	data := testgraph.Encode(t, 5, []stream.Update{ins(0, 1), ins(2, 1), del(1, 0), ins(3, 4), ins(0, 1)})
 	res, set, err := run(t, data, Config{Strict: true})
 	requireNoError(t, err)
 	want := Result{Vertices: 5, Updates: 5, Inserts: 4, Deletes: 1, Edges: 3, Components: 2}
@@ -77,7 +65,7 @@ func TestRun_Strict(t *testing.T) {
 func TestRun_StrictViolations(t *testing.T) {
 	f := func(us []stream.Update, index int64, sentinel error) {
 		t.Helper()
-		_, _, err := run(t, encode(t, 4, us), Config{Strict: true, Name: "s.bin"})
+		_, _, err := run(t, testgraph.Encode(t, 4, us), Config{Strict: true, Name: "s.bin"})
 		var fe *stream.FormatError
 		if !errors.As(err, &fe) || !errors.Is(err, sentinel) {
 			t.Fatalf("got %v, want a *stream.FormatError wrapping %v", err, sentinel)
@@ -94,7 +82,7 @@ func TestRun_StrictViolations(t *testing.T) {
 
 func TestRun_Toggle(t *testing.T) {
 	// A duplicate insert deletes, as in the XOR sketches.
-	data := encode(t, 4, []stream.Update{ins(0, 1), ins(1, 2), ins(0, 1), del(2, 3)})
+	data := testgraph.Encode(t, 4, []stream.Update{ins(0, 1), ins(1, 2), ins(0, 1), del(2, 3)})
 	res, _, err := run(t, data, Config{})
 	requireNoError(t, err)
 	if res.Edges != 2 || res.Components != 2 || res.Updates != 4 {
@@ -103,7 +91,7 @@ func TestRun_Toggle(t *testing.T) {
 }
 
 func TestRun_Truncated(t *testing.T) {
-	data := encode(t, 4, []stream.Update{ins(0, 1), ins(1, 2), ins(2, 3)})
+	data := testgraph.Encode(t, 4, []stream.Update{ins(0, 1), ins(1, 2), ins(2, 3)})
 	_, _, err := run(t, data[:len(data)-4], Config{Strict: true})
 	if !errors.Is(err, stream.ErrTruncated) {
 		t.Fatalf("got %v, want ErrTruncated", err)
