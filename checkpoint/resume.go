@@ -17,6 +17,9 @@ import (
 // logging each to log (a warning) when log is not nil. It returns LockDir's errors (ErrLocked's with the advice to give each run
 // a directory of its own), and RemoveTemps' with the lock released.
 func Claim(dir string, log *slog.Logger) (*Lock, []string, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	l, err := LockDir(dir)
 	if errors.Is(err, ErrLocked) {
 		return nil, nil, fmt.Errorf("%w; give each main node a directory of its own", err)
@@ -26,9 +29,7 @@ func Claim(dir string, log *slog.Logger) (*Lock, []string, error) {
 	}
 	removed, err := RemoveTemps(dir)
 	for _, p := range removed {
-		if log != nil {
-			log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
-		}
+		log.Warn("removed a stale checkpoint temporary, left by a run killed while writing it", "path", p)
 	}
 	if err != nil {
 		l.Unlock()

@@ -49,6 +49,9 @@ const (
 	MaxBatchFactor     = 64
 	MaxWorkers         = 4096
 	MaxReaders         = gutters.MaxParts
+	// MaxVertices bounds Config.Vertices: the gutters number their
+	// buffers, one per vertex and the spares of a full queue, with 31 bits.
+	MaxVertices = 1<<31 - 1 - gutters.MaxQueueBatches
 )
 
 // DefaultReaders returns the reader count for a machine of cores cores:
@@ -200,6 +203,9 @@ func (c Config) check(explicit bool) error {
 	}
 	if c.Sets < 0 {
 		bad("Sets", c.Sets, ">= 1")
+	}
+	if c.Vertices > MaxVertices {
+		bad("Vertices", c.Vertices, fmt.Sprintf("at most %d (2^31 − 2^20 − 1)", MaxVertices))
 	}
 	return errors.Join(errs...)
 }

@@ -6,8 +6,6 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
-
-	"sketchcc/gutters"
 )
 
 // hugePageBytes is the size of a transparent huge page on x86-64 and arm64
@@ -41,23 +39,10 @@ type MemoryPlan struct {
 // Total is the resident memory the run can reach.
 func (m MemoryPlan) Total() int64 { return m.Sketches + m.Gutters + m.Bookkeeping }
 
-// MaxVertices is the most vertices an Engine holds: the gutters number
-// their buffers, one per vertex and the spares of a full queue, with
-// 31 bits.
-const MaxVertices = 1<<31 - 1 - gutters.MaxQueueBatches
-
-// ErrTooManyVertices is PlanMemory's error for a Config of more than
-// MaxVertices vertices.
-var ErrTooManyVertices = errors.New("ingest: too many vertices")
-
 // PlanMemory returns the memory an Engine for cfg needs over a stream of
 // updates updates, with pages of cfg.HugePages' size or the machine's. It
-// returns ErrTooManyVertices (wrapped, with the limit) above MaxVertices,
-// and Memory's errors.
+// returns Memory's errors.
 func PlanMemory(cfg Config, updates uint64) (MemoryPlan, error) {
-	if cfg.Vertices > MaxVertices {
-		return MemoryPlan{}, fmt.Errorf("%w: %d, at most %d (2^31 − 2^20 − 1)", ErrTooManyVertices, cfg.Vertices, MaxVertices)
-	}
 	sketchSlab, gutterSlab, err := Memory(cfg)
 	if err != nil {
 		return MemoryPlan{}, err

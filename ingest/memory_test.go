@@ -78,11 +78,13 @@ func TestPlanMemory(t *testing.T) {
 	if _, err := PlanMemory(Config{Vertices: 1 << 10, BatchFactor: MaxBatchFactor + 1}, 1); err == nil {
 		t.Error("a batch factor over MaxBatchFactor planned")
 	}
-	// The vertex cap is named, with the limit, not in the gutters' words.
+	// The vertex cap is a Config field's range, with the limit, not in
+	// the gutters' words.
 	for _, v := range []uint32{MaxVertices + 1, 4_000_000_000} {
 		_, err := PlanMemory(Config{Vertices: v, Workers: 1, Readers: 1}, 1)
-		if !errors.Is(err, ErrTooManyVertices) || !strings.Contains(err.Error(), strconv.Itoa(MaxVertices)) {
-			t.Errorf("%d vertices: %v, want ErrTooManyVertices naming %d", v, err, MaxVertices)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != "Vertices" || !strings.Contains(err.Error(), strconv.Itoa(MaxVertices)) {
+			t.Errorf("%d vertices: %v, want a Vertices FieldError naming %d", v, err, MaxVertices)
 		}
 	}
 	if _, err := PlanMemory(Config{Vertices: MaxVertices, Workers: 1, Readers: 1}, 1); err != nil {

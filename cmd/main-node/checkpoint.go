@@ -109,8 +109,9 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 	if err != nil {
 		return 0, fmt.Errorf("--resume: %w", err)
 	}
-	log.Info("stream prefix checked", "updates", m.Updates, "duration", time.Since(t0))
-	return time.Since(t0), nil
+	d := time.Since(t0)
+	log.Info("stream prefix checked", "updates", m.Updates, "duration", d)
+	return d, nil
 }
 
 // schedule returns the query schedule's checkpoint and resume part and
