@@ -27,6 +27,9 @@ type File struct {
 	// says whether it was handed out.
 	regular bool
 	taken   atomic.Bool
+	// direct, when ReadDirect turned it on, reads the records of a
+	// regular file with O_DIRECT.
+	direct *directFile
 }
 
 // Open opens the stream at path, binary or packed (its first 8 bytes say
@@ -142,10 +145,10 @@ func (f *File) Reader(lo, hi uint64) *Reader {
 	case !f.regular:
 	case r.pk != nil:
 		off := f.pl.offset(r.pk.in.blk)
-		r.pk.r = io.NewSectionReader(f.f, off, int64(r.pk.in.want))
+		r.pk.r = f.section(off, int64(r.pk.in.want))
 	default:
 		off := RecordOffset(lo)
-		r.r = io.NewSectionReader(f.f, off, RecordOffset(hi)-off)
+		r.r = f.section(off, RecordOffset(hi)-off)
 	}
 	return r
 }
@@ -203,8 +206,21 @@ func (f *File) ReadBinaryAt(b []byte, off int64) (int, error) {
 	return n, nil
 }
 
+// section returns a reader of bytes [off, off+n) of a regular file.
+func (f *File) section(off, n int64) io.Reader {
+	if f.direct != nil {
+		return f.direct.section(f.f, off, n)
+	}
+	return io.NewSectionReader(f.f, off, n)
+}
+
 // Close closes the file. Readers must not be used after it.
-func (f *File) Close() error { return f.f.Close() }
+func (f *File) Close() error {
+	if f.direct != nil {
+		f.direct.close()
+	}
+	return f.f.Close()
+}
 
 // Cursor reads a File's records in order, as a Source, and lets a caller
 // that reads with several goroutines take a range of records past the

@@ -213,22 +213,7 @@ func TestFileRanges(t *testing.T) {
 				cuts = append(cuts, rng.Uint64N(n+1))
 			}
 			slices.Sort(cuts)
-			got := make([][]Update, parts)
-			errs := make([]error, parts)
-			var wg sync.WaitGroup
-			for i := range parts {
-				wg.Go(func() { got[i], errs[i] = readAll(f.Reader(cuts[i], cuts[i+1]), 1000) })
-			}
-			wg.Wait()
-			var all []Update
-			for i := range parts {
-				requireNoError(t, errs[i])
-				if len(got[i]) != int(cuts[i+1]-cuts[i]) {
-					t.Errorf("range [%d,%d) gave %d updates", cuts[i], cuts[i+1], len(got[i]))
-				}
-				all = append(all, got[i]...)
-			}
-			if !slices.Equal(all, us) {
+			if all := readRanges(t, f, cuts, 1000); !slices.Equal(all, us) {
 				t.Errorf("the ranges together differ from the stream")
 			}
 		})
@@ -372,4 +357,27 @@ func TestUnknownCountRefused(t *testing.T) {
 	if _, err := NewReader(bytes.NewReader(b)); !errors.Is(err, ErrUnknownCount) {
 		t.Fatalf("NewReader: %v, want ErrUnknownCount", err)
 	}
+}
+
+// readRanges reads f's ranges [cuts[i], cuts[i+1]) concurrently, in reads
+// of chunk updates, checks each range's length, and returns the updates
+// of all of them in order.
+func readRanges(t *testing.T, f *File, cuts []uint64, chunk int) []Update {
+	t.Helper()
+	got := make([][]Update, len(cuts)-1)
+	errs := make([]error, len(cuts)-1)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = readAll(f.Reader(cuts[i], cuts[i+1]), chunk) })
+	}
+	wg.Wait()
+	var all []Update
+	for i := range got {
+		requireNoError(t, errs[i])
+		if len(got[i]) != int(cuts[i+1]-cuts[i]) {
+			t.Errorf("range [%d,%d) gave %d updates", cuts[i], cuts[i+1], len(got[i]))
+		}
+		all = append(all, got[i]...)
+	}
+	return all
 }
