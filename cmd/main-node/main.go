@@ -55,6 +55,7 @@ type config struct {
 	metrics      metricsConfig
 	progress     string
 	hugePages    string
+	directIO     cli.DirectIO
 	logLevel     slog.Level
 	logFormat    cli.LogFormat
 	version      bool
@@ -98,6 +99,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	c.live.AddFlags(fs)
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
+	c.directIO.AddFlag(fs)
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
@@ -135,7 +137,7 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 		errs = append(errs, errors.New("--stream is required (or --updates-listen)"))
 	}
 	errs = append(errs, liveErrors(c.live, fs, c.stream == "-")...)
-	errs = append(errs, cli.OneOf("--format", c.format, "binary", "text"), cli.OneOf("--huge-pages", c.hugePages, "auto", "on", "off"),
+	errs = append(errs, cli.OneOf("--format", c.format, "binary", "text"), cli.OneOf("--huge-pages", c.hugePages, "auto", "on", "off"), cli.OneOf("--direct-io", c.directIO.Mode, "auto", "on", "off"),
 		cli.OneOf("--progress", c.progress, "auto", "always", "never"))
 	errs = append(errs, flagErrors(c.engine.ValidateExplicit())...)
 	errs = append(errs, c.cluster.validate(fs.Changed("workers"))...)
@@ -302,6 +304,7 @@ type input struct {
 	from    uint64             // the updates res0 holds
 	checked time.Duration      // how long hashing the stream's first from updates took
 	live    *service.Live      // a live stream and its API
+	direct  bool               // the file is read with O_DIRECT (--direct-io)
 }
 
 // openInput checks that the output files can be written, takes the
@@ -341,23 +344,25 @@ func openInput(ctx context.Context, c config, stderr io.Writer, log *slog.Logger
 	}
 	in.src, closeSrc = src, closeFile
 	in.cur, _ = src.(*stream.Cursor)
-	if in.cur == nil || !in.cur.Seekable() {
+	if in.cur != nil && in.cur.Seekable() {
+		// A regular file's reads do not block; it stays open when the run
+		// is interrupted, so that the parallel readers finish the blocks
+		// they hold and a stop checkpoint holds a prefix of the stream.
+		in.direct = c.directIO.Apply(in.cur.File(), c.stream, log)
+	} else {
 		// A read blocked on a pipe that has gone quiet ends when the run
-		// is interrupted: the stream is closed under it. A regular file's
-		// reads do not block so; it stays open, so that the parallel
-		// readers finish the blocks they hold and a stop checkpoint holds
-		// a prefix of the stream.
+		// is interrupted: the stream is closed under it.
 		unwatch = context.AfterFunc(ctx, closeSrc)
+		if c.engine.Readers > 1 {
+			log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
+				"readers", c.engine.Readers, "format", c.format, "stream", c.stream)
+		}
 	}
 	if in.res0 != nil {
 		in.from = in.res0.Meta.Updates
 		if in.checked, err = checkPrefix(ctx, c, in.cur, in.res0.Meta, stderr, log); err != nil {
 			return in, nil, err
 		}
-	}
-	if c.engine.Readers > 1 && (in.cur == nil || !in.cur.Seekable()) {
-		log.Warn("--readers > 1 needs a binary stream in a regular file; reading on one goroutine",
-			"readers", c.engine.Readers, "format", c.format, "stream", c.stream)
 	}
 	return in, undo, nil
 }
