@@ -170,3 +170,46 @@ func TestKConnectivityResume(t *testing.T) {
 		t.Fatal("the resumed run's bridges differ from an uninterrupted run's")
 	}
 }
+
+// TestKConnectivityText: the text summary's per-query table shows each
+// query's min(K, λ), bridge count and min-cut size, equal to the exact
+// answer over the stream's prefix (testgraph.KExact), and the final line
+// says the last one.
+func TestKConnectivityText(t *testing.T) {
+	const path, k = "../../testdata/ca-GrQc.bin", 3
+	r := runMain(t, "--stream", path, "--k-connectivity", strconv.Itoa(k), "--queries", "3")
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	f, err := stream.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vertices, total := f.Header().Vertices, f.Header().Updates
+	f.Close()
+	var rows int
+	var last *testgraph.KTruth
+	for _, l := range strings.Split(r.stdout, "\n") {
+		var after uint64
+		var comps, lambda, bridges int
+		var cut string
+		if n, _ := fmt.Sscan(l, &after, &comps, &lambda, &bridges, &cut); n < 5 {
+			continue
+		}
+		rows++
+		last = testgraph.KExact(vertices, slices.Collect(prefixSet(t, path, after).All()), k)
+		want := "-"
+		if last.Lambda < k {
+			want = strconv.Itoa(last.Lambda)
+		}
+		if comps != last.Components || lambda != last.Lambda || bridges != len(last.Bridges) || cut != want {
+			t.Fatalf("row %q: exact %d components, min(K,λ) %d, %d bridges, min cut %s", l, last.Components, last.Lambda, len(last.Bridges), want)
+		}
+		if rows == 3 && after != total {
+			t.Fatalf("last row after %d updates, the stream has %d", after, total)
+		}
+	}
+	if rows != 3 || !strings.Contains(r.stdout, fmt.Sprintf("min(K, λ) = %d with K = %d: %d bridge(s)", last.Lambda, k, len(last.Bridges))) {
+		t.Fatalf("%d query rows, want 3; or no k-connect. line for the last:\n%s", rows, r.stdout)
+	}
+}

@@ -132,7 +132,7 @@ peak RSS      %s
 	if err != nil || len(run.queries) < 2 && (len(run.queries) == 0 || len(run.queries[0].Points) == 0) {
 		return err
 	}
-	fmt.Fprintf(w, "\n%14s %11s %7s %9s %9s %9s  %s\n", "after updates", "components", "greedy", "flush s", "cc s", "total s", "point queries connected")
+	fmt.Fprintf(w, "\n%14s %11s%s %7s %9s %9s %9s  %s\n", "after updates", "components", c.kconn.Columns(false, 0), "greedy", "flush s", "cc s", "total s", "point queries connected")
 	for _, q := range run.queries {
 		conn := 0
 		for _, pa := range q.Points {
@@ -144,7 +144,7 @@ peak RSS      %s
 		if len(q.Points) > 0 {
 			pts = fmt.Sprintf("%d of %d", conn, len(q.Points))
 		}
-		_, err = fmt.Fprintf(w, "%14d %11d %7v %9.4f %9.4f %9.4f  %s\n", q.AfterUpdates, q.Components, q.Greedy,
+		_, err = fmt.Fprintf(w, "%14d %11d%s %7v %9.4f %9.4f %9.4f  %s\n", q.AfterUpdates, q.Components, c.kconn.Columns(true, q.AfterUpdates), q.Greedy,
 			q.FlushSeconds, q.CCSeconds, q.TotalSeconds, pts)
 	}
 	return err

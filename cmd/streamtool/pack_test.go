@@ -22,7 +22,9 @@ type packJSON struct {
 
 // roundTrip packs the binary stream at in, unpacks the packed copy, and
 // checks that the result is byte-identical, that validate and cc see the
-// packed copy as the original, and returns pack's summary.
+// packed copy as the original, and that the packed copy is the smaller
+// (from 16 updates: a stream of 3 updates packs into one byte more than
+// its 39), and returns pack's summary.
 func roundTrip(t *testing.T, in string) packJSON {
 	t.Helper()
 	dir := t.TempDir()
@@ -37,7 +39,7 @@ func roundTrip(t *testing.T, in string) packJSON {
 		t.Fatalf("%s: pack then unpack gives %d bytes, differing from the %d of the input", in, len(b), len(a))
 	}
 	if p.Format != "packed" || u.Format != "binary" || p.CRC32C != u.CRC32C || p.Updates != u.Updates ||
-		u.Bytes != int64(len(a)) || p.Bytes >= u.Bytes {
+		u.Bytes != int64(len(a)) || (p.Bytes >= u.Bytes && p.Updates >= 16) {
 		t.Fatalf("%s: pack %+v, unpack %+v", in, p, u)
 	}
 	var c1, c2, v ccJSON

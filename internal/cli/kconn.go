@@ -96,12 +96,39 @@ func (k *KConn) Summary() string {
 		return ""
 	}
 	r := k.Records[len(k.Records)-1]
-	cut := fmt.Sprintf("λ >= %d", r.K)
-	if r.MinCut != nil {
-		cut = fmt.Sprintf("λ = %d, min cut of %d edges", r.EdgeConnectivity, *r.MinCut)
+	cut := fmt.Sprintf("no cut below %d edges", r.K)
+	switch {
+	case r.MinCut != nil && *r.MinCut == 0:
+		cut = "disconnected"
+	case r.MinCut != nil:
+		cut = fmt.Sprintf("a minimum cut of %d edge(s)", *r.MinCut)
 	}
-	return fmt.Sprintf("k-connect.    %s, %d bridges (K = %d; certificate of %d edges; forests %.3f s, restore %.3f s, cut %.3f s)\n",
-		cut, r.Bridges, r.K, r.CertificateEdges, r.ExtractSeconds, r.RestoreSeconds, r.CutSeconds)
+	return fmt.Sprintf("k-connect.    min(K, λ) = %d with K = %d: %d bridge(s), %s (certificate of %d edges; forests %.3f s, restore %.3f s, cut %.3f s)\n",
+		r.EdgeConnectivity, r.K, r.Bridges, cut, r.CertificateEdges, r.ExtractSeconds, r.RestoreSeconds, r.CutSeconds)
+}
+
+// Columns returns the per-query table's k-connectivity columns: with row
+// false their headings, else the answer of the query after the given
+// number of updates ("-" in each for a query with no k answer). Both are
+// "" for K = 1.
+func (k *KConn) Columns(row bool, after uint64) string {
+	if k.K < 2 {
+		return ""
+	}
+	if !row {
+		return fmt.Sprintf(" %9s %8s %8s", fmt.Sprintf("min(%d,λ)", k.K), "bridges", "min cut")
+	}
+	for _, r := range k.Records {
+		if r.AfterUpdates != after {
+			continue
+		}
+		cut := "-"
+		if r.MinCut != nil {
+			cut = strconv.Itoa(*r.MinCut)
+		}
+		return fmt.Sprintf(" %9d %8d %8s", r.EdgeConnectivity, r.Bridges, cut)
+	}
+	return fmt.Sprintf(" %9s %8s %8s", "-", "-", "-")
 }
 
 // write writes the output files of answer a, each path with suffix.
