@@ -19,7 +19,8 @@ import (
 // workers goroutines: see the package doc.
 type pairGen struct {
 	pairModel
-	sliceBits uint // time slices: the top sliceBits bits of the time
+	sparse    *sparseModel // nil: decide every pair
+	sliceBits uint         // time slices: the top sliceBits bits of the time
 	chunks    []rowRange
 	workers   int
 	pass      int // the most updates one pass holds
@@ -78,6 +79,15 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 	expected := other + 2*float64(cfg.Rounds)*trans*nonEdges
 	g := &pairGen{pairModel: newPairModel(m, cfg, trans), workers: cfg.Workers, pass: cfg.PassUpdates, log: log,
 		format: cfg.Format}
+	// rowWork is the cost of scanning a row of the given pairs, in pair
+	// decisions: all of them, or one per pair with an update.
+	rowWork := func(pairs uint32) float64 { return float64(pairs) }
+	if m.uniform {
+		if q := anyUpdate(m.classes[0], trans, cfg.Rounds); q < sparseCutoff {
+			g.sparse = newSparseModel(cfg.Seed, m.classes[0], cfg.Churn, trans, cfg.Rounds, q)
+			rowWork = func(pairs uint32) float64 { return float64(pairs)*q + 1 }
+		}
+	}
 
 	// Enough slices that each holds about sliceUpdates updates, and at
 	// least 64 so that even a small stream can be written in several passes.
@@ -87,10 +97,10 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 	}
 
 	// Chunks of whole rows; row a holds pairs (a, b) for b > a.
-	var acc uint64
+	acc := 0.0
 	lo := uint32(0)
 	for a := uint32(0); a < v; a++ {
-		acc += uint64(v - 1 - a)
+		acc += rowWork(v - 1 - a)
 		if acc >= chunkPairs || a == v-1 {
 			g.chunks = append(g.chunks, rowRange{lo, a + 1})
 			lo, acc = a+1, 0
@@ -98,7 +108,7 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 	}
 	log.Info("streamgen: plan", "model", m.name, "vertices", v, "expected_edges", int64(edges),
 		"expected_updates", int64(expected), "slices", 1<<g.sliceBits, "chunks", len(g.chunks),
-		"workers", g.workers)
+		"workers", g.workers, "sparse", g.sparse != nil)
 	return g
 }
 
@@ -121,13 +131,8 @@ func (g *pairGen) count(ctx context.Context) (counts, int, error) {
 		var t [maxPairUpdates]uint64
 		rr := g.chunks[i]
 		for a := rr.lo; a < rr.hi; a++ {
-			isoA := g.isolated[a]
-			for b := a + 1; b < g.vertices; b++ {
-				edge, n := g.updates(a, b, isoA, &t)
-				if n == 0 {
-					continue
-				}
-				if edge {
+			for b, n := range g.row(a, &t) {
+				if n&1 == 1 { // a final edge
 					c.edges++
 					c.d.Union(a, b)
 					if n > 1 {
@@ -184,10 +189,9 @@ func (g *pairGen) writeCumulative(ctx context.Context, w io.Writer, edges uint64
 		var t [maxPairUpdates]uint64
 		rr := g.chunks[i]
 		for a := rr.lo; a < rr.hi; a++ {
-			isoA := g.isolated[a]
 			pa := uint64(g.perm[a])
-			for b := a + 1; b < g.vertices; b++ {
-				if edge, _ := g.updates(a, b, isoA, &t); edge {
+			for b, n := range g.row(a, &t) {
+				if n&1 == 1 { // a final edge
 					buf = strconv.AppendUint(buf, pa, 10)
 					buf = append(buf, ' ')
 					buf = strconv.AppendUint(buf, uint64(g.perm[b]), 10)
@@ -233,9 +237,7 @@ func (g *pairGen) writePass(ctx context.Context, sw stream.UpdateWriter, s0, s1 
 		var t [maxPairUpdates]uint64
 		rr := g.chunks[i]
 		for a := rr.lo; a < rr.hi; a++ {
-			isoA := g.isolated[a]
-			for b := a + 1; b < g.vertices; b++ {
-				_, n := g.updates(a, b, isoA, &t)
+			for b, n := range g.row(a, &t) {
 				for j, x := range t[:n] {
 					if x >= lo && x < hi {
 						s := g.slice(x) - s0
