@@ -1,18 +1,19 @@
 package streamgen
 
 import (
-	"iter"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // sparseCutoff is the largest chance that a pair has any update at all
 // (final edge, or transient in some round) for which a uniform model
 // (Erdős–Rényi) walks each row by geometric skips instead of deciding
-// every pair. At 1/64 a skip (a logarithm and two hashes) costs about as
-// much as the 64 pair decisions it replaces; below it the walk wins by a
-// factor that grows as the chance shrinks (≈ 800 at the 1.2·10⁻³ of a
-// 1 G-update stream on 2^20 vertices).
+// every pair. The dense scan spends about 80 ns of one core per pair
+// (BenchmarkKron: 12.5 M pairs/s on the 2-core Intel Xeon), the walk
+// about 40 ns per pair with an update, so the walk would win up to q
+// near 1/2; the cut-off stays far below that so that the streams denser
+// than 1/64 keep their pair-by-pair output.
 const sparseCutoff = 1.0 / 64
 
 // sparseModel is the sparse form of a uniform pairModel. Row a's pairs
@@ -38,6 +39,10 @@ type sparseModel struct {
 	// last threshold is below 2^63: a draw above it means the pair has
 	// no update after all (an isolated endpoint forbids the edge).
 	plain, isolated fates
+	// anyIsolated says whether isolated fates may apply: without it the
+	// walk never reads the isolated flags (a cache miss per pair at 2^20
+	// vertices).
+	anyIsolated bool
 }
 
 // fates is a cumulative distribution over update counts.
@@ -65,8 +70,9 @@ func anyUpdate(p, trans float64, rounds int) float64 {
 // with chance p, churned with chance churn and transient with chance
 // trans per round over rounds rounds; q = anyUpdate(p, trans, rounds).
 // With q = 0 no row has a pair.
-func newSparseModel(seed uint64, p, churn, trans float64, rounds int, q float64) *sparseModel {
-	s := &sparseModel{invRate: -1 / math.Log1p(-q), rowKey: mix(seed ^ 0x726f7773)} // "rows"
+func newSparseModel(seed uint64, p, churn, trans float64, rounds int, q float64, anyIsolated bool) *sparseModel {
+	s := &sparseModel{invRate: -1 / math.Log1p(-q), rowKey: mix(seed ^ 0x726f7773), // "rows"
+		anyIsolated: anyIsolated}
 	add := func(f *fates, cum *float64, pr float64, n int) {
 		if pr <= 0 {
 			return
@@ -102,62 +108,101 @@ func (f *fates) draw(r uint64) int {
 	return 0
 }
 
-// row yields the pairs (a, b), b > a, with at least one update, in
-// increasing b, with their update count n (odd for a final edge, even for
-// a transient non-edge); the times of the updates are in t[:n] when b is
-// yielded. It walks every pair for a dense model and skips for a sparse
-// one.
-func (g *pairGen) row(a uint32, t *[maxPairUpdates]uint64) iter.Seq2[uint32, int] {
-	if g.sparse != nil {
-		return func(yield func(uint32, int) bool) { g.sparseRow(a, t, yield) }
-	}
-	return func(yield func(uint32, int) bool) {
-		isoA := g.isolated[a]
-		for b := a + 1; b < g.vertices; b++ {
-			if _, n := g.updates(a, b, isoA, t); n > 0 && !yield(b, n) {
-				return
-			}
-		}
-	}
+// rowWalk walks one row's pairs (a, b), b > a, that have at least one
+// update, in increasing b: every pair for a dense model, by skips for a
+// sparse one. Passes call next in a plain loop: a static call per pair
+// with updates, not an iterator's indirect yield.
+type rowWalk struct {
+	g    *pairGen
+	a    uint32
+	isoA bool
+	b    int64      // the pair last returned, or a
+	rng  *rand.Rand // the row's generator (sparse)
+	// A sparse walk with window set skips the pairs with no update in
+	// times [lo, hi) before it sorts their times; a dense one returns
+	// them anyway.
+	window bool
+	lo, hi uint64
 }
 
-// sparseRow is row for a sparse model.
-func (g *pairGen) sparseRow(a uint32, t *[maxPairUpdates]uint64, yield func(uint32, int) bool) {
+// walk starts the walk of row a.
+func (g *pairGen) walk(a uint32) rowWalk {
+	w := rowWalk{g: g, a: a, isoA: g.isolated[a], b: int64(a)}
+	if g.sparse != nil {
+		src := rowSource(mix(g.sparse.rowKey + uint64(a)*golden))
+		w.rng = rand.New(&src)
+	}
+	return w
+}
+
+// next returns the row's next pair with updates, (a, b), and its update
+// count n (odd for a final edge, even for a transient non-edge), with the
+// times of the updates in t[:n]; n = 0 at the end of the row.
+func (w *rowWalk) next(t *[maxPairUpdates]uint64) (b uint32, n int) {
+	g := w.g
+	if g.sparse == nil {
+		for b := uint32(w.b) + 1; b < g.vertices; b++ {
+			if _, n := g.updates(w.a, b, w.isoA, t); n > 0 {
+				w.b = int64(b)
+				return b, n
+			}
+		}
+		w.b = int64(g.vertices)
+		return 0, 0
+	}
 	sp := g.sparse
 	if len(sp.plain.below) == 0 {
-		return // no pair has an update
+		return 0, 0 // no pair has an update
 	}
-	src := rowSource(mix(sp.rowKey + uint64(a)*golden))
-	rng := rand.New(&src)
-	isoA := g.isolated[a]
-	limit := float64(g.vertices)
-	b := int64(a)
 	for {
 		// The number of pairs without an update before the next one
 		// with is geometric: P(skip ≥ k) = P(E ≥ k·ln(1/(1−q))) =
-		// (1−q)^k for E exponential, drawn by the ziggurat method (a
-		// logarithm per pair was a quarter of the generator's time).
-		skip := math.Floor(rng.ExpFloat64() * sp.invRate)
-		if skip >= limit {
-			return
+		// (1−q)^k for E exponential, drawn by the ziggurat method (4 ns;
+		// −ln of a uniform costs 10).
+		skip := w.rng.ExpFloat64() * sp.invRate
+		if skip >= float64(g.vertices) {
+			return 0, 0
 		}
-		b += 1 + int64(skip)
-		if b >= int64(g.vertices) {
-			return
+		w.b += 1 + int64(skip)
+		if w.b >= int64(g.vertices) {
+			return 0, 0
 		}
+		b := uint32(w.b)
 		f := &sp.plain
-		if isoA || g.isolated[b] {
+		if sp.anyIsolated && (w.isoA || g.isolated[b]) {
 			f = &sp.isolated
 		}
-		n := f.draw(rng.Uint64() >> 1)
-		if n == 0 {
+		// The fate comes from the pair's own hash, independent of the
+		// row generator that selected it.
+		x := pairHash(w.a, b)
+		n := f.draw(mix(x+g.keys.edge) >> 1)
+		if n == 0 || (w.window && !g.mayHit(x, n, w.lo, w.hi)) {
 			continue
 		}
-		g.times(pairHash(a, uint32(b)), n, t)
-		if !yield(uint32(b), n) {
-			return
+		g.times(x, n, t)
+		return b, n
+	}
+}
+
+// mayHit reports whether the pair of pairHash x with n updates may have an
+// update in times [lo, hi): false only when the first draw of its times
+// (times' attempt 0) is n distinct times, none in [lo, hi). A window pass
+// skips most pairs so, without sorting their times.
+func (g *pairModel) mayHit(x uint64, n int, lo, hi uint64) bool {
+	shift := 64 - g.timeBits
+	base := mix(x + g.keys.time)
+	if n == 1 {
+		t := base >> shift
+		return t >= lo && t < hi
+	}
+	var t [maxPairUpdates]uint64
+	for i := range n {
+		t[i] = mix(base+uint64(i)*golden) >> shift
+		if t[i] >= lo && t[i] < hi || slices.Contains(t[:i], t[i]) {
+			return true
 		}
 	}
+	return false
 }
 
 // rowSource is a row's generator: splitmix64 from a per-row seed.
