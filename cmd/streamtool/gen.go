@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,12 +31,15 @@ type genFlags struct {
 	pass      int
 	workers   int
 	format    string
+	summary   string
 }
 
 // register registers the shared flags with the defaults of def, a
 // generator's default Config.
 func (g *genFlags) register(fs *pflag.FlagSet, def streamgen.Config, isolatedHelp string) {
-	fs.StringVarP(&g.out, "output", "o", "", "binary stream to write (required); the final edge set goes to OUTPUT.cum")
+	fs.StringVarP(&g.out, "output", "o", "", "binary stream to write (required); the final edge set goes to OUTPUT.cum. "+
+		"- writes the stream to standard output, implies --no-cum and prints the JSON summary to standard error "+
+		"(or --summary); the header's update count is exact, known before the first update is written")
 	fs.Uint64Var(&g.seed, "seed", 1, "seed: the output is a function of the seed and the model flags only")
 	fs.BoolVar(&g.noCum, "no-cum", false, "do not write OUTPUT.cum")
 	fs.IntVar(&g.rounds, "rounds", def.Rounds, "churn rounds: in each, a share --churn of the final edges is deleted and re-inserted")
@@ -43,13 +49,20 @@ func (g *genFlags) register(fs *pflag.FlagSet, def streamgen.Config, isolatedHel
 	fs.IntVar(&g.pass, "pass-updates", streamgen.DefaultPassUpdates, "updates held in memory per pass, 8 bytes each; fewer means more passes over the pairs")
 	fs.IntVar(&g.workers, "workers", defaultWorkers(), "goroutines scanning vertex pairs")
 	fs.StringVar(&g.format, "format", "binary", "stream format: binary (GraphZeppelin, 9 bytes an update) or packed (see streamtool pack --help)")
+	fs.StringVar(&g.summary, "summary", "", "write the JSON summary to this file instead of standard output (standard error with -o -)")
 }
+
+// toStdout says whether the stream goes to standard output (-o -).
+func (g *genFlags) toStdout() bool { return g.out == "-" }
 
 // check returns the usage problems of the shared flags.
 func (g *genFlags) check() []error {
 	var errs []error
 	if g.out == "" {
 		errs = append(errs, errors.New("--output is required"))
+	}
+	if g.summary != "" && (g.summary == "-" || g.summary == g.out) {
+		errs = append(errs, usagef("--summary=%q, want a file other than the stream", g.summary))
 	}
 	if g.workers < 1 {
 		errs = append(errs, usagef("--workers=%d, want at least 1", g.workers))
@@ -121,29 +134,73 @@ type genResult struct {
 	Seconds    float64 `json:"seconds"`
 }
 
-// generate runs gen with the output files created, commits them and
-// prints the summary.
-func (g *genFlags) generate(e *env, gen func(o *outputs) (streamgen.Summary, error)) error {
+// generate runs gen with the outputs created by g.files, commits them and
+// prints the summary: to --summary if given, else to standard output, or
+// to standard error when the stream goes to standard output.
+func (g *genFlags) generate(ctx context.Context, e *env, gen func(out, cum io.Writer) (streamgen.Summary, error)) error {
 	var o outputs
 	defer o.abort()
 	t0 := time.Now()
-	s, err := gen(&o)
+	out, cum, err := g.files(ctx, e, &o)
 	if err != nil {
+		return err
+	}
+	s, err := gen(out, cum)
+	if err != nil {
+		if g.toStdout() && errors.Is(err, syscall.EPIPE) {
+			return fmt.Errorf("cannot write the stream to standard output: its reader closed the pipe after %d bytes: %w",
+				out.(*countingWriter).n, err)
+		}
 		return err
 	}
 	if err := o.commit(); err != nil {
 		return err
 	}
 	r := genResult{Summary: s, Output: g.out, Seconds: time.Since(t0).Seconds()}
-	if !g.noCum {
+	if cum != nil {
 		r.Cumulative = g.out + ".cum"
 	}
-	fi, err := os.Stat(g.out)
-	if err != nil {
-		return err
+	if g.toStdout() {
+		r.Bytes = out.(*countingWriter).n
+	} else {
+		fi, err := os.Stat(g.out)
+		if err != nil {
+			return err
+		}
+		r.Bytes = fi.Size()
 	}
-	r.Bytes = fi.Size()
+	switch {
+	case g.summary != "":
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(g.summary, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("cannot write the summary: %w", err)
+		}
+		return nil
+	case g.toStdout():
+		return (&env{stdout: e.stderr}).printJSON(r)
+	}
 	return e.printJSON(r)
+}
+
+// countingWriter counts the bytes written through it and fails once ctx
+// is done, so that a generator writing to standard output stops at a
+// signal.
+type countingWriter struct {
+	ctx context.Context
+	w   io.Writer
+	n   int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 var genKronCommand = &command{
@@ -160,6 +217,8 @@ number of components. Scale 13: ~17.6 M updates (151 MiB); scale 15:
 --pass-updates, not by the number of edges; each pass rescans all pairs.
 For scale 17 (~4.5 G updates, 38 GiB) use --pass-updates 1073741824 (8 GiB
 of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
+With -o - the stream goes to standard output, no OUT.cum is written and the
+summary goes to standard error.
 `,
 	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
 		var g genFlags
@@ -187,11 +246,7 @@ of memory, 5 passes) and --no-cum (the cumulative file would be ~50 GiB).
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
-				out, cum, err := g.files(ctx, o)
-				if err != nil {
-					return streamgen.Summary{}, err
-				}
+			return g.generate(ctx, e, func(out, cum io.Writer) (streamgen.Summary, error) {
 				return streamgen.Kron(ctx, cfg, out, cum)
 			})
 		}
@@ -204,7 +259,14 @@ var genErdosCommand = &command{
 several rounds a share of its edges is deleted and re-inserted, and some
 non-edges are inserted and deleted again, all well formed and in random
 order. Writes OUT (binary) and OUT.cum (final edge set) and prints a JSON
-summary with the exact number of components.
+summary with the exact number of components. With -o - the stream goes to
+standard output (for example into main-node --stream -), no OUT.cum is
+written and the summary goes to standard error; the log line "streamgen:
+counted" gives the components before the first update is written.
+A sparse graph (an update on fewer than 1/64 of the pairs) is walked by
+geometric skips: time in proportion to the updates, not to N², so N up to
+2^21 is practical; e.g. --vertices 1048576 --density 0.00123 gives about
+1.1 G updates.
 `,
 	setup: func(fs *pflag.FlagSet) func(context.Context, *env, *pflag.FlagSet) error {
 		var g genFlags
@@ -231,11 +293,7 @@ summary with the exact number of components.
 			if err := errors.Join(errs...); err != nil {
 				return cli.Usage(err)
 			}
-			return g.generate(e, func(o *outputs) (streamgen.Summary, error) {
-				out, cum, err := g.files(ctx, o)
-				if err != nil {
-					return streamgen.Summary{}, err
-				}
+			return g.generate(ctx, e, func(out, cum io.Writer) (streamgen.Summary, error) {
 				return streamgen.Erdos(ctx, cfg, out, cum)
 			})
 		}
@@ -243,8 +301,15 @@ summary with the exact number of components.
 }
 
 // files creates the stream file and, unless --no-cum, the cumulative file.
-// The returned cum is a nil interface when there is none.
-func (g *genFlags) files(ctx context.Context, o *outputs) (out, cum io.Writer, err error) {
+// The returned cum is a nil interface when there is none. With -o - the
+// stream goes to e's stdout through a *countingWriter, with no cumulative
+// file, and SIGPIPE is ignored so that a reader closing the pipe is a
+// write error (EPIPE) rather than the end of the process.
+func (g *genFlags) files(ctx context.Context, e *env, o *outputs) (out, cum io.Writer, err error) {
+	if g.toStdout() {
+		signal.Ignore(syscall.SIGPIPE)
+		return &countingWriter{ctx: ctx, w: e.stdout}, nil, nil
+	}
 	f, err := o.create(ctx, g.out)
 	if err != nil {
 		return nil, nil, err

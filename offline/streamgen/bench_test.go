@@ -31,3 +31,26 @@ func BenchmarkKron(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkErdosSparse generates a sparse Erdős–Rényi stream (the skip
+// walk) into io.Discard; updates/s is the whole generator's rate. About
+// 7 M updates in passes of 2^20, so that the walk repeats about eight
+// times, as a 1 G-update stream on 2^20 vertices does with passes of 2^27.
+func BenchmarkErdosSparse(b *testing.B) {
+	for _, workers := range []int{1, 2} {
+		b.Run("vertices=65536/density=0.002/workers="+string(rune('0'+workers)), func(b *testing.B) {
+			cfg := DefaultErdosConfig(1<<16, 0.002, 1)
+			cfg.Workers, cfg.PassUpdates = workers, 1<<20
+			var s Summary
+			for b.Loop() {
+				var err error
+				s, err = Erdos(context.Background(), cfg, io.Discard, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(9 * s.Updates))
+			b.ReportMetric(float64(b.N)*float64(s.Updates)/b.Elapsed().Seconds(), "updates/s")
+		})
+	}
+}

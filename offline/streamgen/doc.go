@@ -31,6 +31,15 @@
 // PassUpdates·8 bytes plus O(V) per worker, whatever the number of edges,
 // and the output does not depend on the number of workers.
 //
+// A sparse Erdős–Rényi graph (a pair has an update with chance q below
+// 1/64) is not scanned pair by pair: each row a's pairs (a, b), b > a,
+// with an update are found by geometric skips from a generator seeded by
+// (seed, a), which also draws each such pair's fate from the dense
+// model's distribution given that it has an update; its times are the
+// dense model's. A pass then costs time in proportion to the pairs with
+// updates, not to V², and the output is still a pure function of the seed
+// (but not the same stream as the dense scan would write).
+//
 // A record in memory is one uint64: time << (2·b+1) | Src << (b+1) |
 // Dst << 1 | type, where b is the number of bits of a vertex id; sorting
 // records sorts by time. Two updates of one pair never share a time.

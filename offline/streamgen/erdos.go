@@ -51,16 +51,21 @@ func Erdos(ctx context.Context, cfg ErdosConfig, out, cum io.Writer) (Summary, e
 	if err := cfg.Validate(); err != nil {
 		return Summary{}, err
 	}
+	g := newPairGen(erdosModel(cfg), cfg.Config)
+	s, err := g.generate(ctx, "erdos", out, cum)
+	s.Seed, s.Density = cfg.Seed, cfg.Density
+	return s, err
+}
+
+// erdosModel returns the model of cfg's graph: every class has the
+// density.
+func erdosModel(cfg ErdosConfig) modelParams {
 	b := idBitsFor(cfg.Vertices)
 	classes := make([]float64, (b+1)*(b+1))
 	for i := range classes {
 		classes[i] = cfg.Density
 	}
 	v := float64(cfg.Vertices)
-	m := modelParams{name: "erdos", vertices: cfg.Vertices, idBits: b, classes: classes,
-		expectedEdges: cfg.Density * v * (v - 1) / 2}
-	g := newPairGen(m, cfg.Config)
-	s, err := g.generate(ctx, "erdos", out, cum)
-	s.Seed, s.Density = cfg.Seed, cfg.Density
-	return s, err
+	return modelParams{name: "erdos", vertices: cfg.Vertices, idBits: b, classes: classes,
+		expectedEdges: cfg.Density * v * (v - 1) / 2, uniform: true}
 }

@@ -111,7 +111,7 @@ const maxPairUpdates = 2*maxRounds + 1
 // times of its updates, strictly increasing, into t. Update i is an insert
 // when i is even and a delete when i is odd.
 func (g *pairModel) updates(a, b uint32, isoA bool, t *[maxPairUpdates]uint64) (edge bool, n int) {
-	x := (uint64(a)<<32 | uint64(b)) * golden
+	x := pairHash(a, b)
 	if !isoA && !g.isolated[b] {
 		edge = mix(x+g.keys.edge)>>1 < g.classes[g.class(a, b)]
 	}
@@ -137,11 +137,22 @@ func (g *pairModel) updates(a, b uint32, isoA bool, t *[maxPairUpdates]uint64) (
 			return false, 0
 		}
 	}
+	g.times(x, n, t)
+	return edge, n
+}
+
+// pairHash returns the hash input of pair (a, b), a < b, that every
+// decision about the pair mixes with its own key.
+func pairHash(a, b uint32) uint64 { return (uint64(a)<<32 | uint64(b)) * golden }
+
+// times draws the n distinct times of the updates of the pair whose
+// pairHash is x into t[:n], strictly increasing.
+func (g *pairModel) times(x uint64, n int, t *[maxPairUpdates]uint64) {
 	shift := 64 - g.timeBits
 	base := mix(x + g.keys.time)
 	if n == 1 {
 		t[0] = base >> shift
-		return edge, 1
+		return
 	}
 	for attempt := uint64(0); ; attempt++ {
 		for i := range n {
@@ -161,7 +172,7 @@ func (g *pairModel) updates(a, b uint32, isoA bool, t *[maxPairUpdates]uint64) (
 			}
 		}
 		if distinct {
-			return edge, n
+			return
 		}
 	}
 }
@@ -190,6 +201,9 @@ type modelParams struct {
 	classes []float64
 	// expectedEdges is the expected number of final edges before isolation.
 	expectedEdges float64
+	// uniform says that every class has the same probability, which a
+	// sparse model may then walk by skips (Erdős–Rényi).
+	uniform bool
 }
 
 // idBitsFor returns the bits needed for vertex ids in [0, v).

@@ -19,7 +19,8 @@ import (
 // workers goroutines: see the package doc.
 type pairGen struct {
 	pairModel
-	sliceBits uint // time slices: the top sliceBits bits of the time
+	sparse    *sparseModel // nil: decide every pair
+	sliceBits uint         // time slices: the top sliceBits bits of the time
 	chunks    []rowRange
 	workers   int
 	pass      int // the most updates one pass holds
@@ -40,7 +41,7 @@ const chunkPairs = 1 << 21
 
 // sliceUpdates is the target number of updates per time slice: each slice
 // is sorted on its own (16 MiB of records).
-const sliceUpdates = 1 << 21
+const sliceUpdates = 1 << 17
 
 // newPairGen plans the passes over m's pairs under cfg, which a Validate
 // has accepted.
@@ -78,6 +79,15 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 	expected := other + 2*float64(cfg.Rounds)*trans*nonEdges
 	g := &pairGen{pairModel: newPairModel(m, cfg, trans), workers: cfg.Workers, pass: cfg.PassUpdates, log: log,
 		format: cfg.Format}
+	// rowWork is the cost of scanning a row of the given pairs, in pair
+	// decisions: all of them, or one per pair with an update.
+	rowWork := func(pairs uint32) float64 { return float64(pairs) }
+	if m.uniform {
+		if q := anyUpdate(m.classes[0], trans, cfg.Rounds); q < sparseCutoff {
+			g.sparse = newSparseModel(cfg.Seed, m.classes[0], cfg.Churn, trans, cfg.Rounds, q, cfg.Isolated > 0)
+			rowWork = func(pairs uint32) float64 { return float64(pairs)*q + 1 }
+		}
+	}
 
 	// Enough slices that each holds about sliceUpdates updates, and at
 	// least 64 so that even a small stream can be written in several passes.
@@ -87,10 +97,10 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 	}
 
 	// Chunks of whole rows; row a holds pairs (a, b) for b > a.
-	var acc uint64
+	acc := 0.0
 	lo := uint32(0)
 	for a := uint32(0); a < v; a++ {
-		acc += uint64(v - 1 - a)
+		acc += rowWork(v - 1 - a)
 		if acc >= chunkPairs || a == v-1 {
 			g.chunks = append(g.chunks, rowRange{lo, a + 1})
 			lo, acc = a+1, 0
@@ -98,7 +108,7 @@ func newPairGen(m modelParams, cfg Config) *pairGen {
 	}
 	log.Info("streamgen: plan", "model", m.name, "vertices", v, "expected_edges", int64(edges),
 		"expected_updates", int64(expected), "slices", 1<<g.sliceBits, "chunks", len(g.chunks),
-		"workers", g.workers)
+		"workers", g.workers, "sparse", g.sparse != nil)
 	return g
 }
 
@@ -121,13 +131,9 @@ func (g *pairGen) count(ctx context.Context) (counts, int, error) {
 		var t [maxPairUpdates]uint64
 		rr := g.chunks[i]
 		for a := rr.lo; a < rr.hi; a++ {
-			isoA := g.isolated[a]
-			for b := a + 1; b < g.vertices; b++ {
-				edge, n := g.updates(a, b, isoA, &t)
-				if n == 0 {
-					continue
-				}
-				if edge {
+			row := g.walk(a)
+			for b, n := row.next(&t); n > 0; b, n = row.next(&t) {
+				if n&1 == 1 { // a final edge
 					c.edges++
 					c.d.Union(a, b)
 					if n > 1 {
@@ -184,10 +190,10 @@ func (g *pairGen) writeCumulative(ctx context.Context, w io.Writer, edges uint64
 		var t [maxPairUpdates]uint64
 		rr := g.chunks[i]
 		for a := rr.lo; a < rr.hi; a++ {
-			isoA := g.isolated[a]
 			pa := uint64(g.perm[a])
-			for b := a + 1; b < g.vertices; b++ {
-				if edge, _ := g.updates(a, b, isoA, &t); edge {
+			row := g.walk(a)
+			for b, n := row.next(&t); n > 0; b, n = row.next(&t) {
+				if n&1 == 1 { // a final edge
 					buf = strconv.AppendUint(buf, pa, 10)
 					buf = append(buf, ' ')
 					buf = strconv.AppendUint(buf, uint64(g.perm[b]), 10)
@@ -210,10 +216,10 @@ func (g *pairGen) writeCumulative(ctx context.Context, w io.Writer, edges uint64
 }
 
 // writePass collects the updates of time slices [s0, s1), whose counts are
-// known, sorts them by time and writes them to sw. slab must have room for
-// all of them; it is reused from pass to pass so that the garbage collector
-// never holds two passes' records at once.
-func (g *pairGen) writePass(ctx context.Context, sw stream.UpdateWriter, s0, s1 int, sliceCounts []uint64, slab []uint64) error {
+// known, sorts them by time and writes them to out. slab must have room
+// for all of them; it is reused from pass to pass so that the garbage
+// collector never holds two passes' records at once.
+func (g *pairGen) writePass(ctx context.Context, out *recordOut, s0, s1 int, sliceCounts []uint64, slab []uint64) error {
 	// Slice s owns slab[off[s-s0] : off[s-s0+1]].
 	off := make([]uint64, s1-s0+1)
 	for s := s0; s < s1; s++ {
@@ -233,9 +239,9 @@ func (g *pairGen) writePass(ctx context.Context, sw stream.UpdateWriter, s0, s1 
 		var t [maxPairUpdates]uint64
 		rr := g.chunks[i]
 		for a := rr.lo; a < rr.hi; a++ {
-			isoA := g.isolated[a]
-			for b := a + 1; b < g.vertices; b++ {
-				_, n := g.updates(a, b, isoA, &t)
+			row := g.walk(a)
+			row.window, row.lo, row.hi = true, lo, hi
+			for b, n := row.next(&t); n > 0; b, n = row.next(&t) {
 				for j, x := range t[:n] {
 					if x >= lo && x < hi {
 						s := g.slice(x) - s0
@@ -275,21 +281,14 @@ func (g *pairGen) writePass(ctx context.Context, sw stream.UpdateWriter, s0, s1 
 		largest = max(largest, off[s+1]-off[s])
 	}
 	scratch := make([][]uint64, g.workers)
-	return ordered(ctx, s1-s0, g.workers, func(w, s int) ([]uint64, error) {
+	return ordered(ctx, s1-s0, g.workers, func(w, s int) (sortedSlice, error) {
 		if scratch[w] == nil {
 			scratch[w] = make([]uint64, largest)
 		}
 		recs := slab[off[s]:off[s+1]]
 		radixSort(recs, scratch[w])
-		return recs, nil
-	}, func(s int, recs []uint64) error {
-		for _, r := range recs {
-			if err := sw.Write(g.decode(r)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+		return sortedSlice{recs, out.encode(recs)}, nil
+	}, out.write)
 }
 
 // generate runs the passes: count, cumulative file, then window passes.
@@ -321,7 +320,7 @@ func (g *pairGen) generate(ctx context.Context, name string, out, cum io.Writer)
 		}
 		g.log.Info("streamgen: wrote cumulative file", "edges", s.Edges, "duration", time.Since(t0).Round(time.Millisecond))
 	}
-	sw, err := stream.NewFormatWriter(out, stream.Header{Vertices: g.vertices, Updates: s.Updates}, g.format)
+	ro, err := newRecordOut(&g.pairModel, out, stream.Header{Vertices: g.vertices, Updates: s.Updates}, g.format, g.workers)
 	if err != nil {
 		return s, err
 	}
@@ -348,7 +347,7 @@ func (g *pairGen) generate(ctx context.Context, name string, out, cum io.Writer)
 			n += k
 		}
 		t0 = time.Now()
-		if err := g.writePass(ctx, sw, s0, s1, c.slices, slab); err != nil {
+		if err := g.writePass(ctx, ro, s0, s1, c.slices, slab); err != nil {
 			return s, err
 		}
 		s.Passes++
@@ -356,7 +355,7 @@ func (g *pairGen) generate(ctx context.Context, name string, out, cum io.Writer)
 		g.log.Info("streamgen: wrote pass", "pass", s.Passes, "of_passes", len(passes), "updates", n,
 			"done", done, "of", s.Updates, "duration", time.Since(t0).Round(time.Millisecond))
 	}
-	if err := sw.Close(); err != nil {
+	if err := ro.close(); err != nil {
 		return s, err
 	}
 	return s, nil
