@@ -82,17 +82,19 @@ func (c *APIConfig) ensureDefaults() {
 //	GET  /v1/components[?labels=1]  {position, producers, components[, labels]}
 //	GET  /v1/connected?u=U&v=V      {position, producers, u, v, connected}
 //	POST /v1/connected              body {"pairs": [[u,v], ...]}: {position, producers, connected: [bool, ...]}
+//	                                or binary pairs (Content-Type application/octet-stream; binaryType)
 //	GET  /v1/forest                 {position, producers, edges: [[u,v], ...]}
 //	POST /v1/shutdown               {stopping: true}: the service stops at its next barrier
 //
 // An error is a 4xx or 5xx answer with the body {"error": "..."}.
 type API struct {
-	svc  atomic.Pointer[Service] // nil until Attach: 503 "not started"
-	cfg  APIConfig
-	ln   net.Listener
-	srv  *http.Server
-	sem  chan struct{}
-	done chan struct{}
+	svc     atomic.Pointer[Service] // nil until Attach: 503 "not started"
+	binHead atomic.Pointer[binaryHead]
+	cfg     APIConfig
+	ln      net.Listener
+	srv     *http.Server
+	sem     chan struct{}
+	done    chan struct{}
 }
 
 // Serve listens on addr (HOST:PORT; port 0 picks one, see Addr) and
@@ -285,6 +287,10 @@ type pairsBody struct {
 }
 
 func (a *API) connectedBatch(w http.ResponseWriter, r *http.Request) {
+	if isBinary(r) {
+		a.connectedBinary(w, r)
+		return
+	}
 	var body pairsBody
 	if status, err := decodeBody(r, &body); err != nil {
 		writeError(w, status, "%v", err)
