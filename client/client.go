@@ -147,41 +147,11 @@ func (c *Client) Shutdown(ctx context.Context) error {
 
 // do sends one request and decodes a 2xx answer into out (unless nil).
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	resp, err := c.send(ctx, method, path, "application/json", body)
 	if err != nil {
-		return fmt.Errorf("client: %w", err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if ctx.Err() != nil {
-			return fmt.Errorf("client: %s %s: %w", method, path, ctx.Err())
-		} else if errors.As(err, &ue) {
-			return fmt.Errorf("client: %s %s: %w", method, path, ue.Err)
-		}
-		return fmt.Errorf("client: %w", err)
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		var e struct {
-			Error string `json:"error"`
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			e.Error = strings.TrimSpace(string(b))
-		}
-		return &APIError{StatusCode: resp.StatusCode, Message: e.Error}
-	}
 	if out == nil {
 		io.Copy(io.Discard, resp.Body)
 		return nil
@@ -193,4 +163,45 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 		return fmt.Errorf("client: %s %s: malformed answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// send sends one request with body (of contentType, unless nil) and
+// returns its 2xx answer, whose body the caller must close, or the error.
+func (c *Client) send(ctx context.Context, method, path, contentType string, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("client: %s %s: %w", method, path, ctx.Err())
+		} else if errors.As(err, &ue) {
+			return nil, fmt.Errorf("client: %s %s: %w", method, path, ue.Err)
+		}
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		var e struct {
+			Error string `json:"error"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		if json.Unmarshal(b, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(b))
+		}
+		return nil, &APIError{StatusCode: resp.StatusCode, Message: e.Error}
+	}
+	return resp, nil
 }

@@ -9,7 +9,9 @@
 #   pointsgap   the same with GAP_CLIENTS clients (default 32) and main-node --query-gap GAP
 #               (default 20ms): at most one query per GAP, shared by the
 #               questions that arrive meanwhile (only when SETUPS names it),
-# each run under flock, the three setups interleaved in every round. It
+#   pointsbin   points in the API's binary encoding (streamtool query --binary),
+#   pointsbingap  pointsgap in the binary encoding (both only when SETUPS names them),
+# each run under flock, the setups interleaved in every round. It
 # writes a dated Markdown table (results/live-<date>.md): ingestion rate
 # (updates / time from the start of ingestion to the end of the final
 # query), its ratio to the round's baseline, and for the clients their
@@ -18,7 +20,8 @@
 #
 # Usage: results/bench-live.sh [SCALE]     (default: 15)
 # Env:   DATA=dir of streams (default /tmp/sketchcc-data); ROUNDS=3;
-#        SETUPS="none comp10 points" (the first must be none); GAP=20ms; GAP_CLIENTS=32;
+#        SETUPS="none comp10 points" (the first must be none; pointsgap, pointsbin,
+#        pointsbingap may be added); GAP=20ms; GAP_CLIENTS=32;
 #        OUT=file; LOCK=file (default /tmp/sketchcc-bench.lock)
 # Needs go and python3.
 set -euo pipefail
@@ -49,6 +52,11 @@ run() {
 	points) client=(connected --random-pairs 1000 --repeat 0 --parallel 8) ;;
 	pointsgap)
 		client=(connected --random-pairs 1000 --repeat 0 --parallel "$gap_clients")
+		node=(--query-gap "$gap")
+		;;
+	pointsbin) client=(connected --binary --random-pairs 1000 --repeat 0 --parallel 8) ;;
+	pointsbingap)
+		client=(connected --binary --random-pairs 1000 --repeat 0 --parallel "$gap_clients")
 		node=(--query-gap "$gap")
 		;;
 	esac
@@ -87,7 +95,7 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 base = {r[1]: float(r[3]) for r in rows if r[0] == "none"}
 lines = [f"# kron{sys.argv[3]} as a live service: standard input, query API ({datetime.date.today()})", "",
     f"CPU: {sys.argv[4]}, 2 cores shared with other engineers' work; Go {sys.argv[5]}; commit {sys.argv[6]}.",
-    f"`cat kron{sys.argv[3]}.bin | main-node --stream - --query-listen 127.0.0.1:PORT`, {sys.argv[7]} rounds of the three setups",
+    f"`cat kron{sys.argv[3]}.bin | main-node --stream - --query-listen 127.0.0.1:PORT`, {sys.argv[7]} rounds of the setups",
     "interleaved, each run under flock. Rate: updates over the time from the start of ingestion to the end of the",
     "final query. Kept: the rate over the same round's no-client rate. Every final answer checked against the",
     "generator's component count. Clients: `streamtool query` on the same 2 cores (its CPU is taken from ingestion).", "",

@@ -13,10 +13,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"sketchcc/client"
+	"sketchcc/internal/testwait"
 	"sketchcc/stream"
 )
 
@@ -202,4 +204,115 @@ func TestAPIStorm(t *testing.T) {
 		t.Errorf("%d queries for %d answers: requests arriving together should share them", st.Queries, counts[200])
 	}
 	t.Logf("statuses %v; %d distinct positions answered, %d queries", counts, len(checked), st.Queries)
+}
+
+// dialSmallWindow connects to addr with a 4 KiB receive buffer, set
+// before the connection opens.
+func dialSmallWindow(addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: 10 * time.Second, Control: func(_, _ string, c syscall.RawConn) error {
+		var err error
+		if cerr := c.Control(func(fd uintptr) {
+			err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		}); cerr != nil {
+			return cerr
+		}
+		return err
+	}}
+	return d.Dial("tcp", addr)
+}
+
+// TestAPIStuckReader: clients that ask for every vertex's label, again
+// and again on one connection (pipelined), and never read hold a handler
+// each once the answers fill their sockets' buffers, and only until
+// WriteWait drops them; meanwhile ingestion goes on, other clients get
+// exact answers, and the heap stays bounded. (Loopback took 2.8 MB of
+// answers that nobody read before a write blocked, with a 4 KiB receive
+// buffer: more than one labels answer of a graph a test can afford, so
+// each stuck client asks for 160 of them, about 6 MB.)
+func TestAPIStuckReader(t *testing.T) {
+	const vertices, stuck, asks, writeWait = 8192, 8, 160, time.Second
+	streams := [][]stream.Update{producerStream(vertices, 20000, 0, 1, 13)}
+	r := startRig(t, vertices, streams, APIConfig{WriteWait: writeWait})
+	r.step[0] <- 5000
+	addr := r.api.Addr()
+	if _, err := r.cl.Components(context.Background(), true); err != nil { // the first query's memory, before the count starts
+		t.Fatal(err)
+	}
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var conns []net.Conn
+	for range stuck {
+		c, err := dialSmallWindow(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, strings.Repeat("GET /v1/components?labels=true HTTP/1.1\r\nHost: x\r\n\r\n", asks))
+		conns = append(conns, c)
+	}
+	// Every stuck client holds a handler, blocked writing: the count of
+	// requests in flight stays at theirs.
+	steady := 0
+	testwait.Until(t, 20*time.Second, 5*time.Millisecond, func() error {
+		if n := len(r.api.sem); n != stuck {
+			steady = 0
+			return fmt.Errorf("%d requests in flight, want the %d stuck ones", n, stuck)
+		}
+		if steady++; steady < 20 {
+			return errors.New("not steady for 100 ms yet")
+		}
+		return nil
+	})
+	t0 := time.Now()
+	// Ingestion goes on, and other clients get exact answers.
+	r.step[0] <- 5000
+	testwait.Until(t, 10*time.Second, time.Millisecond, func() error {
+		ans, err := r.cl.Components(context.Background(), true)
+		if err != nil {
+			return err
+		}
+		if _, want := r.expect(t, ans.Head); !slices.Equal(ans.Labels, want) {
+			t.Fatalf("answer at %d: labels differ from union-find's", ans.Position)
+		}
+		if ans.Position < 10000 {
+			return fmt.Errorf("answer at %d: the second 5,000 updates are not applied yet", ans.Position)
+		}
+		return nil
+	})
+	var during runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&during)
+	// The write timeout releases the stuck handlers and closes their
+	// connections before their answers were all sent.
+	testwait.Until(t, writeWait+10*time.Second, time.Millisecond, func() error {
+		if n := len(r.api.sem); n != 0 {
+			return fmt.Errorf("%d requests in flight, want none once the write timeout has passed", n)
+		}
+		return nil
+	})
+	if d := time.Since(t0); d < writeWait/2 {
+		t.Errorf("stuck handlers released %v after they were seen stuck, before the write timeout", d)
+	}
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		b, err := io.ReadAll(c)
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("stuck connection %d: %v, want it closed by the server", i, err)
+		}
+		if got := strings.Count(string(b), "HTTP/1.1 200"); got >= asks {
+			t.Errorf("stuck connection %d: %d answers begun of %d: its writes did not block", i, got, asks)
+		}
+	}
+	r.step[0] <- -1
+	<-r.closed[0]
+	<-r.done
+	if r.runErr != nil || r.final.Position != 20000 {
+		t.Fatalf("final answer at %v (%v), want 20000", r.final, r.runErr)
+	}
+	if grew := int64(during.HeapInuse) - int64(before.HeapInuse); grew > 8<<20 {
+		t.Errorf("heap grew by %d MiB with %d stuck clients", grew>>20, stuck)
+	}
+	t.Logf("heap grew by %d KiB with %d stuck clients; released %v after seen stuck",
+		(int64(during.HeapInuse)-int64(before.HeapInuse))>>10, stuck, time.Since(t0))
 }

@@ -215,6 +215,41 @@ func (r *liveRig) expect(t *testing.T, h client.Head) ([]uint64, []uint32) {
 	return applied, truth(r.vertices, r.streams, applied)
 }
 
+// startThree starts a rig of three producers of n records each (seed
+// gives them) and returns it with a random source and a context of a
+// minute.
+func startThree(t *testing.T, vertices uint32, n int, seed uint64) (*liveRig, *rand.Rand, context.Context) {
+	var streams [][]stream.Update
+	for i := range 3 {
+		streams = append(streams, producerStream(vertices, n, i, 3, seed))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return startRig(t, vertices, streams, APIConfig{}), rand.New(rand.NewPCG(seed, 1)), ctx
+}
+
+// askPairs asks n random pairs with ask and checks every answer against
+// union-find over the prefix the answer names; it returns the answer's
+// position and n.
+func (r *liveRig) askPairs(t *testing.T, rng *rand.Rand, n int, ask func([][2]uint32) (*client.Connected, error)) (uint64, int) {
+	t.Helper()
+	batch := make([][2]uint32, n)
+	for k := range batch {
+		batch[k] = [2]uint32{rng.Uint32N(r.vertices), rng.Uint32N(r.vertices)}
+	}
+	ans, err := ask(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, want := r.expect(t, ans.Head)
+	for k, p := range batch {
+		if ans.Connected[k] != (want[p[0]] == want[p[1]]) {
+			t.Fatalf("connected(%d,%d) at %v = %v, union-find says otherwise", p[0], p[1], applied, ans.Connected[k])
+		}
+	}
+	return ans.Position, n
+}
+
 // TestLiveExact feeds a stream with deletions from standard input and two
 // TCP producers, each in steps of random size, while a client asks 200
 // components queries (with labels) and 2,000 connected pairs at random
@@ -222,14 +257,8 @@ func (r *liveRig) expect(t *testing.T, h client.Head) ([]uint64, []uint32) {
 // exactly the records its producer counts name.
 func TestLiveExact(t *testing.T) {
 	const vertices = 200
-	streams := [][]stream.Update{}
-	for i := range 3 {
-		streams = append(streams, producerStream(vertices, 6000, i, 3, 26))
-	}
-	r := startRig(t, vertices, streams, APIConfig{})
-	rng := rand.New(rand.NewPCG(26, 1))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	r, rng, ctx := startThree(t, vertices, 6000, 26)
+	streams := r.streams
 	positions := map[uint64]bool{}
 	comps, pairs := 0, 0
 	for comps < 200 || pairs < 2000 {
@@ -254,22 +283,9 @@ func TestLiveExact(t *testing.T) {
 			comps++
 			continue
 		}
-		batch := make([][2]uint32, 1+rng.IntN(20))
-		for k := range batch {
-			batch[k] = [2]uint32{rng.Uint32N(vertices), rng.Uint32N(vertices)}
-		}
-		ans, err := r.cl.Connected(ctx, batch)
-		if err != nil {
-			t.Fatal(err)
-		}
-		applied, want := r.expect(t, ans.Head)
-		for k, p := range batch {
-			if ans.Connected[k] != (want[p[0]] == want[p[1]]) {
-				t.Fatalf("connected(%d,%d) at %v = %v, union-find says otherwise", p[0], p[1], applied, ans.Connected[k])
-			}
-		}
-		positions[ans.Position] = true
-		pairs += len(batch)
+		pos, n := r.askPairs(t, rng, 1+rng.IntN(20), func(batch [][2]uint32) (*client.Connected, error) { return r.cl.Connected(ctx, batch) })
+		positions[pos] = true
+		pairs += n
 	}
 	if len(positions) < 20 {
 		t.Errorf("answers at %d distinct positions only: the queries did not land mid-stream", len(positions))

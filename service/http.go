@@ -26,6 +26,9 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultMaxPairs     = 100_000
 	DefaultAnswerWait   = 30 * time.Second
+	DefaultWriteWait    = 10 * time.Second
+	// readWait bounds the reading of a request's body.
+	readWait = 10 * time.Second
 )
 
 // APIConfig configures the HTTP API.
@@ -42,6 +45,10 @@ type APIConfig struct {
 	MaxPairs     int
 	// AnswerWait bounds a request's wait for its answer (504 past it).
 	AnswerWait time.Duration
+	// WriteWait bounds the writing of an answer once it is taken: a
+	// client that has not read it all by then loses its connection, and
+	// its request stops counting against MaxRequests.
+	WriteWait time.Duration
 	// Logger receives the server's errors; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -61,6 +68,9 @@ func (c *APIConfig) ensureDefaults() {
 	if c.AnswerWait <= 0 {
 		c.AnswerWait = DefaultAnswerWait
 	}
+	if c.WriteWait <= 0 {
+		c.WriteWait = DefaultWriteWait
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -72,17 +82,19 @@ func (c *APIConfig) ensureDefaults() {
 //	GET  /v1/components[?labels=1]  {position, producers, components[, labels]}
 //	GET  /v1/connected?u=U&v=V      {position, producers, u, v, connected}
 //	POST /v1/connected              body {"pairs": [[u,v], ...]}: {position, producers, connected: [bool, ...]}
+//	                                or binary pairs (Content-Type application/octet-stream; binaryType)
 //	GET  /v1/forest                 {position, producers, edges: [[u,v], ...]}
 //	POST /v1/shutdown               {stopping: true}: the service stops at its next barrier
 //
 // An error is a 4xx or 5xx answer with the body {"error": "..."}.
 type API struct {
-	svc  atomic.Pointer[Service] // nil until Attach: 503 "not started"
-	cfg  APIConfig
-	ln   net.Listener
-	srv  *http.Server
-	sem  chan struct{}
-	done chan struct{}
+	svc     atomic.Pointer[Service] // nil until Attach: 503 "not started"
+	binHead atomic.Pointer[binaryHead]
+	cfg     APIConfig
+	ln      net.Listener
+	srv     *http.Server
+	sem     chan struct{}
+	done    chan struct{}
 }
 
 // Serve listens on addr (HOST:PORT; port 0 picks one, see Addr) and
@@ -106,8 +118,8 @@ func Serve(addr string, svc *Service, cfg APIConfig) (*API, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: %s %s (see GET /v1/status)", r.Method, r.URL.Path)
 	})
-	a.srv = &http.Server{Handler: a.guard(mux), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-		WriteTimeout: cfg.AnswerWait + 10*time.Second, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10,
+	a.srv = &http.Server{Handler: a.guard(mux), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: readWait,
+		WriteTimeout: readWait + cfg.AnswerWait + cfg.WriteWait, IdleTimeout: 60 * time.Second, MaxHeaderBytes: 16 << 10,
 		ErrorLog: slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)}
 	go func() {
 		defer close(a.done)
@@ -163,12 +175,14 @@ func (a *API) guard(next http.Handler) http.Handler {
 }
 
 // answer asks the service and writes the error of a failed ask; nil then.
+// From an answer on, the connection's writes must end within WriteWait.
 func (a *API) answer(w http.ResponseWriter, r *http.Request) *Answer {
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.AnswerWait)
 	defer cancel()
 	ans, err := a.svc.Load().Ask(ctx)
 	switch {
 	case err == nil:
+		http.NewResponseController(w).SetWriteDeadline(time.Now().Add(a.cfg.WriteWait))
 		return ans
 	case errors.Is(err, ErrStopped):
 		writeError(w, http.StatusServiceUnavailable, "the service has stopped answering")
@@ -205,13 +219,45 @@ func (a *API) components(w http.ResponseWriter, r *http.Request) {
 	}
 	out := struct {
 		answerHead
-		Components int      `json:"components"`
-		Labels     []uint32 `json:"labels,omitempty"`
+		Components int `json:"components"`
 	}{answerHead: head(ans), Components: ans.Result.Components}
-	if labels {
-		out.Labels = ans.Result.Labels
+	if !labels {
+		writeJSON(w, http.StatusOK, out)
+		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	b, err := json.Marshal(out)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	b = append(append(make([]byte, 0, labelChunkBytes), b[:len(b)-1]...), `,"labels":[`...)
+	writeLabels(w, b, ans.Result.Labels)
+}
+
+// labelChunkBytes is the size of the chunks a labels answer is written
+// in: what a client that stops reading holds of the server's memory,
+// whatever the vertex count.
+const labelChunkBytes = 64 << 10
+
+// writeLabels writes the JSON object that b opens with the labels as its
+// last member, in chunks of labelChunkBytes, and stops at the first
+// failed write (a client gone or too slow).
+func writeLabels(w io.Writer, b []byte, labels []uint32) {
+	for i, l := range labels {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(l), 10)
+		if len(b) >= labelChunkBytes-16 {
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+			b = b[:0]
+		}
+	}
+	w.Write(append(b, "]}\n"...))
 }
 
 func (a *API) connectedOne(w http.ResponseWriter, r *http.Request) {
@@ -241,6 +287,10 @@ type pairsBody struct {
 }
 
 func (a *API) connectedBatch(w http.ResponseWriter, r *http.Request) {
+	if isBinary(r) {
+		a.connectedBinary(w, r)
+		return
+	}
 	var body pairsBody
 	if status, err := decodeBody(r, &body); err != nil {
 		writeError(w, status, "%v", err)

@@ -54,6 +54,7 @@ second, the first and last positions.
 		fs.DurationVar(&q.interval, "interval", 0, "with --repeat: time between the starts of two questions (0: back to back)")
 		fs.IntVar(&q.randomPairs, "random-pairs", 0, "connected: ask this many random pairs a request instead of U V arguments")
 		fs.IntVar(&q.parallel, "parallel", 1, "with --repeat: this many clients asking at once, each --repeat times")
+		fs.BoolVar(&q.binary, "binary", false, "connected: send the pairs and take the answer in the API's binary encoding (client.ConnectedBatch), not JSON")
 		return func(ctx context.Context, e *env, fs *pflag.FlagSet) error {
 			if fs.NArg() < 2 {
 				return usagef("want ADDR and a question")
@@ -88,6 +89,7 @@ type asking struct {
 	timeout, interval   time.Duration
 	repeat, randomPairs int
 	parallel            int
+	binary              bool
 	c                   *client.Client
 	ask                 func(ctx context.Context) (any, uint64, int, error) // answer, position, pairs
 	vertices            uint32                                              // connected --random-pairs: the stream's
@@ -111,7 +113,7 @@ func (a *asking) question(ctx context.Context, q string, args []string) (func(co
 			for i := range pairs {
 				pairs[i] = [2]uint32{rand.Uint32N(st.Vertices), rand.Uint32N(st.Vertices)}
 			}
-			r, err := a.c.Connected(ctx, pairs)
+			r, err := a.connected(ctx, pairs)
 			return r, r.Position, len(pairs), err
 		}, nil
 	case q == "connected":
@@ -120,7 +122,7 @@ func (a *asking) question(ctx context.Context, q string, args []string) (func(co
 			return nil, err
 		}
 		return func(ctx context.Context) (any, uint64, int, error) {
-			r, err := a.c.Connected(ctx, pairs)
+			r, err := a.connected(ctx, pairs)
 			return r, r.Position, len(pairs), err
 		}, nil
 	case q == "forest" && len(args) == 0:
@@ -140,6 +142,19 @@ func (a *asking) question(ctx context.Context, q string, args []string) (func(co
 		}, nil
 	}
 	return nil, usagef("unknown question %q %q", q, args)
+}
+
+// connected asks whether pairs are connected, in JSON or, with --binary,
+// in the binary encoding.
+func (a *asking) connected(ctx context.Context, pairs [][2]uint32) (*client.Connected, error) {
+	if a.binary {
+		r, err := a.c.ConnectedBatch(ctx, pairs)
+		if r == nil {
+			r = new(client.Connected)
+		}
+		return r, err
+	}
+	return a.c.Connected(ctx, pairs)
 }
 
 // once asks the question once within the timeout.
