@@ -282,7 +282,7 @@ func PlanBudget(cfg Config, updates uint64, limit int64, dir, name string) (Conf
 	// The buffers follow the ranges, which follow the resident share: a
 	// few rounds settle both. A range's spill buffer is an eighth of its
 	// share of the limit, in [4 KiB, 256 KiB].
-	dc := store.DiskConfig{Dir: dir, ResidentBytes: avail / 2}
+	dc := store.DiskConfig{Dir: dir, ResidentBytes: avail}
 	var lay store.DiskLayout
 	for range 4 {
 		if lay, err = dc.Layout(p); err != nil {
@@ -294,8 +294,13 @@ func PlanBudget(cfg Config, updates uint64, limit int64, dir, name string) (Conf
 		}
 		dc.ResidentBytes = avail - lay.BufferBytes
 	}
-	if err == nil {
-		lay, err = dc.Layout(p)
+	// The last round's ranges may need more buffers than the round before
+	// left room for: give the excess back from the resident share.
+	for i := 0; err == nil && i < 8; i++ {
+		if lay, err = dc.Layout(p); err != nil || lay.ResidentBytes+lay.BufferBytes <= avail {
+			break
+		}
+		dc.ResidentBytes -= lay.ResidentBytes + lay.BufferBytes - avail + 4<<10
 	}
 	if err != nil || lay.ResidentBytes+lay.BufferBytes > avail {
 		return cfg, m, tooSmall(avail, col)

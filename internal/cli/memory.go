@@ -85,12 +85,19 @@ func (m Memory) Plan(cfg ingest.Config, updates uint64, name string) (ingest.Con
 	if m.bytes == 0 {
 		return cfg, ingest.CheckMemory(cfg, updates, name)
 	}
-	cfg, _, err := ingest.PlanBudget(cfg, updates, m.bytes, m.Dir, name)
+	cfg, plan, err := ingest.PlanBudget(cfg, updates, m.bytes, m.Dir, name)
 	if errors.Is(err, ingest.ErrNeedsDisk) {
 		return cfg, fmt.Errorf("--memory-limit=%s: %w: --sketch-dir DIR", m.Limit, err)
 	}
 	if err == nil {
-		debug.SetMemoryLimit(m.bytes)
+		// The Go runtime counts its heap, not the sketch store's mapped
+		// buffers: its share is the rest, or the garbage of the stream's
+		// reads would grow the heap (GOGC) past the limit.
+		goShare := m.bytes
+		if b := plan.Budget; b.OutOfCore {
+			goShare -= b.Resident + b.Buffers
+		}
+		debug.SetMemoryLimit(goShare)
 	}
 	return cfg, err
 }
