@@ -85,7 +85,7 @@ table=$(dated_table "ooc")
 {
 	echo "# Sketches bigger than memory: $name under memory cgroup limits, $day"
 	echo
-	echo "CPU: $(cpu_name), $(nproc) cores; $(go version | cut -d' ' -f3); main-node: $("$bin" --version 2>&1 | head -1)."
+	echo "CPU: $(cpu_name), $(nproc) cores; $(go version | cut -d' ' -f3); main-node: $("$bin" --version 2>&1 | head -1), built from commit $(git rev-parse --short HEAD)."
 	echo "Sketch and spill files on $disk ($(lsblk -dno MODEL,ROTA "$disk" 2>/dev/null | tr -s ' ' || echo 'device not named'))."
 	echo "Command: results/bench-ooc.sh $bin $stream $runs (LIMITS=\"$limits\"). Limits are fractions of the sketch bytes"
 	echo "($sketch), set on a cgroup v1 memory.limit_in_bytes (page cache counted); main-node runs with --memory-limit auto"

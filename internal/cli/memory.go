@@ -65,7 +65,7 @@ func parseBytes(s string) (int64, error) {
 	num, shift := strings.TrimSuffix(strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "B"), "I"), 0
 	if i := len(num) - 1; i >= 0 {
 		if k := strings.IndexByte("KMGT", num[i]); k >= 0 {
-			num, shift = num[:i], 10*(k+1)
+			num, shift = strings.TrimSpace(num[:i]), 10*(k+1)
 		}
 	}
 	n, err := strconv.ParseInt(num, 10, 64)
