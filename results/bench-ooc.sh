@@ -9,13 +9,17 @@
 #   RUNS  runs per limit, interleaved round by round (default 3)
 # Env: LIMITS  fractions of the sketch bytes, "none" for no limit
 #              (default "none 1/2 1/4")
+#      ARGS    more main-node flags for every run (e.g. "--queries 20"); each
+#              run's query answers go to results/ooc-DATE-answers.tsv
 #      SKETCH_DIR  parent of the --sketch-dir directories, on the disk to
 #              measure (default the stream's directory)
 # Each limited run gets --memory-limit auto (the cgroup's limit) and a
 # fresh --sketch-dir; the unlimited one runs in a cgroup without a limit,
 # so that its peak usage (page cache included) is measured the same way.
-# Writes the runs to results/ooc-DATE.tsv and the table to
-# results/ooc-DATE.md (CPU, disk, Go version and commit at the top).
+# Writes the runs to results/ooc-DATE.tsv, the query answers to
+# results/ooc-DATE-answers.tsv and the table to results/ooc-DATE.md (CPU,
+# disk and its fio rates, Go version and commit at the top); -COMMIT is
+# added to the names when that day's table exists.
 # Every run holds /tmp/sketchcc-bench.lock.
 set -euo pipefail
 bin=$1
@@ -27,8 +31,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 cd "$here/.."
 day=$(date -u +%F)
-tsv=$here/ooc-$day.tsv
+table=$(dated_table "ooc")
+tsv=${table%.md}.tsv
+answers=${table%.md}-answers.tsv
 : >"$tsv"
+: >"$answers"
 cg=/sys/fs/cgroup/memory/sketchcc-ooc-$$
 work=$(mktemp -d "$parent/sketchcc-ooc.XXXXXX")
 cleanup() {
@@ -47,13 +54,13 @@ name=$(basename "$stream" .bin)
 
 # run_limited FRACTION RUN: one run in a fresh cgroup, one tsv line.
 run_limited() {
-	local frac=$1 r=$2 bytes=-1 args=() out rc=0
+	local frac=$1 r=$2 bytes=-1 args=(${ARGS:-}) out rc=0
 	mkdir "$cg"
 	if [ "$frac" != none ]; then
 		bytes=$(python3 -c "from fractions import Fraction as F; print(int($sketch * F('$frac')))")
 		echo "$bytes" >"$cg/memory.limit_in_bytes"
 		mkdir -p "$work/sk"
-		args=(--memory-limit auto --sketch-dir "$work/sk")
+		args+=(--memory-limit auto --sketch-dir "$work/sk")
 	fi
 	out=$(flock /tmp/sketchcc-bench.lock sh -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' sh "$cg" \
 		"$bin" --stream "$stream" --json --progress never "${args[@]}") || rc=$?
@@ -67,6 +74,7 @@ run_limited() {
 		printf '%s\t%s\t%s\t%s\tFAILED exit %s\t%s\n' "$name" "$frac" "$bytes" "$r" "$rc" "$peak" | tee -a "$tsv"
 		return
 	fi
+	echo "$out" | python3 -c "import json,sys; print('$frac', $r, *[q['components'] for q in json.load(sys.stdin)['queries']], sep='\t')" >>"$answers"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$frac" "$bytes" "$r" "$(echo "$out" | python3 -c "
 import json,sys; d=json.load(sys.stdin); m=d['memory']
 print(d['components'], d['updates_per_second'], d['end_to_end_seconds'], d['query_seconds'], d['peak_rss_bytes'],
@@ -81,13 +89,26 @@ for r in $(seq "$runs"); do
 done
 
 disk=$(df --output=source "$parent" | tail -1)
-table=$(dated_table "ooc")
+# The disk's rates, with fio when it is installed (Debian: apt-get install fio).
+rates="not measured (no fio)"
+if command -v fio >/dev/null; then
+	rates=""
+	for job in "read 1M" "randread 16k" "randwrite 16k"; do
+		set -- $job
+		rates+=$(flock /tmp/sketchcc-bench.lock fio --name=d --filename="$work/fio.tmp" --size=1G --direct=1 --ioengine=libaio \
+			--iodepth=16 --rw="$1" --bs="$2" --runtime=8 --time_based --output-format=json 2>/dev/null | python3 -c "
+import json,sys; d=json.load(sys.stdin)['jobs'][0]; k='write' if 'write' in '$1' else 'read'
+print('$1 $2: %.0f MB/s (%.0f IOPS); ' % (d[k]['bw_bytes']/1e6, d[k]['iops']), end='')")
+	done
+	rm -f "$work/fio.tmp"
+	rates+="fio $(fio --version), O_DIRECT, libaio, queue depth 16, 8 s each"
+fi
 {
 	echo "# Sketches bigger than memory: $name under memory cgroup limits, $day"
 	echo
 	echo "CPU: $(cpu_name), $(nproc) cores; $(go version | cut -d' ' -f3); main-node: $("$bin" --version 2>&1 | head -1), built from commit $(git rev-parse --short HEAD)."
-	echo "Sketch and spill files on $disk ($(lsblk -dno MODEL,ROTA "$disk" 2>/dev/null | tr -s ' ' || echo 'device not named'))."
-	echo "Command: results/bench-ooc.sh $bin $stream $runs (LIMITS=\"$limits\"). Limits are fractions of the sketch bytes"
+	echo "Sketch and spill files on $disk; its rates: $rates."
+	echo "Command: results/bench-ooc.sh $bin $stream $runs (LIMITS=\"$limits\" ARGS=\"${ARGS:-}\"). Limits are fractions of the sketch bytes"
 	echo "($sketch), set on a cgroup v1 memory.limit_in_bytes (page cache counted); main-node runs with --memory-limit auto"
 	echo "and --sketch-dir. Runs interleaved limit by limit, each under /tmp/sketchcc-bench.lock; the machine is shared"
 	echo "with other engineers' builds, so the load average is given per run. Medians over the runs."
