@@ -1,23 +1,36 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestMemoryLimitOutOfCore: under a memory limit below the sketches'
 // bytes, with --sketch-dir, every query equals the union-find's answer,
-// --json reports the plan and the disk I/O, and the directory is left
+// the labels equal the in-RAM run's, --json reports the plan and the
+// disk I/O, and the directory is left
 // empty; without --sketch-dir the run is refused, naming the flag.
 func TestMemoryLimitOutOfCore(t *testing.T) {
 	_, _, truth := oracle(t, multiples)
 	dir := t.TempDir()
 	limit := "35M" // the 32 MiB runtime reserve and half the 6 MiB of sketches
-	r := runMain(t, "--stream", multiples, "--json", "--queries", "4", "--no-greedy", "--memory-limit", limit, "--sketch-dir", dir)
+	labels := [2]string{filepath.Join(t.TempDir(), "ram.txt"), filepath.Join(t.TempDir(), "disk.txt")}
+	if r := runMain(t, "--stream", multiples, "--labels", labels[0]); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := runMain(t, "--stream", multiples, "--json", "--queries", "4", "--no-greedy", "--memory-limit", limit, "--sketch-dir", dir,
+		"--labels", labels[1])
 	if r.code != 0 {
 		t.Fatal(r)
+	}
+	ram, err1 := os.ReadFile(labels[0])
+	disk, err2 := os.ReadFile(labels[1])
+	if err1 != nil || err2 != nil || len(ram) == 0 || !bytes.Equal(ram, disk) {
+		t.Errorf("--labels out of core differ from the in-RAM run's (%v, %v)", err1, err2)
 	}
 	var s summary
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
