@@ -93,11 +93,12 @@ func (s *boruvkaScratch) get(n uint32) (root []uint32, done []bool, slot []int32
 // columnsFunc returns sketches that hold column c (and, for a table kept
 // on disk, the next few columns, loaded in one pass), valid until the
 // next call; or the error of loading them.
-type columnsFunc func(c int) (sketch.Columns, error)
+type columnsFunc func(c int) (*sketch.Columns, error)
 
 // tableColumns is the columnsFunc of sketches held in memory.
 func tableColumns(t *sketch.Table) columnsFunc {
-	return func(int) (sketch.Columns, error) { return t, nil }
+	cols := t.Columns()
+	return func(int) (*sketch.Columns, error) { return cols, nil }
 }
 
 // spanningForest runs Boruvka's algorithm over the sketches cols gives (p's) for at
@@ -360,7 +361,7 @@ type heldFunc func(view []sketch.Bucket, r int, v uint32)
 // memberView XORs into view the column view of round r of the vertices ms:
 // their sketches' deterministic buckets and rows of column r, and what
 // held adds.
-func memberView(t sketch.Columns, view []sketch.Bucket, r int, ms []uint32, held heldFunc) {
+func memberView(t *sketch.Columns, view []sketch.Bucket, r int, ms []uint32, held heldFunc) {
 	for _, v := range ms {
 		det, rows := t.Column(v, r)
 		view[0].Alpha ^= det.Alpha
@@ -374,7 +375,7 @@ func memberView(t sketch.Columns, view []sketch.Bucket, r int, ms []uint32, held
 
 // mergeParallel returns the column view of round r of the vertices ms,
 // merged by workers goroutines into private views and then combined.
-func mergeParallel(t sketch.Columns, ms []uint32, r, workers int, held heldFunc) []sketch.Bucket {
+func mergeParallel(t *sketch.Columns, ms []uint32, r, workers int, held heldFunc) []sketch.Bucket {
 	w := 1 + t.Params().Rows()
 	views := make([]sketch.Bucket, workers*w)
 	var wg sync.WaitGroup
@@ -405,7 +406,7 @@ func mergeParallel(t sketch.Columns, ms []uint32, r, workers int, held heldFunc)
 // the other supernodes hold, and a lone active supernode samples Zero
 // without reading a sketch. held must keep that balance: it adds each
 // update to both endpoints or to neither.
-func sampleRound(t sketch.Columns, r int, active []uint32, start []int32, members []uint32, samples []sample, largest, workers int, held heldFunc) (reads int) {
+func sampleRound(t *sketch.Columns, r int, active []uint32, start []int32, members []uint32, samples []sample, largest, workers int, held heldFunc) (reads int) {
 	p := t.Params()
 	w := p.Rows() + 1
 	// acc[k·w:(k+1)·w] is goroutine k's XOR of the views it merged.

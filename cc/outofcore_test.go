@@ -115,7 +115,7 @@ func sameAsInMemory(t *testing.T, path string, e *ingest.Engine) {
 		t.Fatal(err)
 	}
 	stores := [2]*store.Store{mem.pipe.Store(), e.Store()}
-	testgraph.SameSketches(t, path+": memory against disk", e.Params(), func(side, c int) (sketch.Columns, error) {
+	testgraph.SameSketches(t, path+": memory against disk", e.Params(), func(side, c int) (*sketch.Columns, error) {
 		return stores[side].Columns(c)
 	})
 }

@@ -134,8 +134,8 @@ type disk struct {
 	}
 	cur    int // the resident range, or -1
 	spills []*spill
-	cols   *sketch.ColumnSet // the columns last loaded, in buf.resident
-	stale  atomic.Bool       // a batch was applied since cols was loaded
+	cols   *sketch.Columns // the columns last loaded, in buf.resident
+	stale  atomic.Bool     // a batch was applied since cols was loaded
 	n      struct {
 		spilled                            atomic.Int64 // bytes in all spills
 		read, written, swaps, columnPasses atomic.Int64

@@ -90,7 +90,7 @@ func feed(t *testing.T, mem, dsk *Store, n int, seed uint64) {
 func sameColumns(t *testing.T, mem, dsk *Store) {
 	t.Helper()
 	stores := [2]*Store{mem, dsk}
-	testgraph.SameSketches(t, "memory against disk", mem.Params(), func(side, c int) (sketch.Columns, error) {
+	testgraph.SameSketches(t, "memory against disk", mem.Params(), func(side, c int) (*sketch.Columns, error) {
 		return stores[side].Columns(c)
 	})
 }

@@ -169,7 +169,7 @@ func (d *disk) sync() error {
 // columns returns the columns from c on that fit in the resident region,
 // every spill applied first, in one pass over the file; the last set is
 // kept while no batch is applied. The caller must not apply meanwhile.
-func (d *disk) columns(c int) (sketch.Columns, error) {
+func (d *disk) columns(c int) (*sketch.Columns, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.cols != nil && !d.stale.Load() && d.cols.Holds(c) {
@@ -181,7 +181,7 @@ func (d *disk) columns(c int) (sketch.Columns, error) {
 	}
 	rows := d.p.Rows()
 	fit := int((int64(len(d.buf.resident))/int64(d.p.Vertices()) - 1) / int64(rows))
-	cs, err := sketch.NewColumnSet(d.p, c, min(fit, d.p.Columns()-c), d.buf.resident)
+	cs, err := sketch.NewColumns(d.p, c, min(fit, d.p.Columns()-c), d.buf.resident)
 	if err != nil {
 		return nil, fmt.Errorf("store: columns from %d: %w", c, err)
 	}
@@ -200,7 +200,7 @@ func (d *disk) columns(c int) (sketch.Columns, error) {
 // file, read in aligned chunks of the read buffer: each read starts at the
 // aligned offset at or before the first sketch not yet copied, and the
 // sketches it holds whole are copied.
-func (d *disk) fillColumns(cs *sketch.ColumnSet, r int) error {
+func (d *disk) fillColumns(cs *sketch.Columns, r int) error {
 	bpv := int64(d.p.BytesPerVertex())
 	per := d.p.BucketsPerVertex()
 	lo, hi := d.rangeOf(r)

@@ -105,9 +105,9 @@ func (s *Store) Table() *sketch.Table { return s.table }
 // the file after every spilled batch is applied, valid until the next call
 // or the next batch applied. It returns the I/O error of that, naming the
 // file, or the one Wait would return.
-func (s *Store) Columns(c int) (sketch.Columns, error) {
+func (s *Store) Columns(c int) (*sketch.Columns, error) {
 	if s.disk == nil {
-		return s.table, nil
+		return s.table.Columns(), nil
 	}
 	if err := s.failed(); err != nil {
 		return nil, err

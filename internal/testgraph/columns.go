@@ -12,7 +12,7 @@ import (
 // vertex and column (both of p's geometry): a store kept on disk against
 // one in memory. columns returns the sketches holding column c from a (0)
 // or b (1), or an error that fails tb.
-func SameSketches(tb testing.TB, name string, p sketch.Params, columns func(side, c int) (sketch.Columns, error)) {
+func SameSketches(tb testing.TB, name string, p sketch.Params, columns func(side, c int) (*sketch.Columns, error)) {
 	tb.Helper()
 	for c := range p.Columns() {
 		a, err := columns(0, c)
