@@ -6,11 +6,11 @@ import "fmt"
 // vertex's deterministic bucket and the rows of one column (Boruvka's
 // round r reads column r only, DESIGN.md §2). It views either a whole
 // Table (Table.Columns) or a few columns of every vertex copied out of a
-// table kept on disk (NewColumns, Fill), with one layout: per vertex, the
+// table kept on disk (NewColumns, Put), with one layout: per vertex, the
 // deterministic bucket, then the rows of each column held. It is a
 // concrete type so that Column inlines into Boruvka's loops. Column may
-// be called concurrently; nobody may write the sketches meanwhile; Fill
-// of distinct vertices may run concurrently.
+// be called concurrently; nobody may write the sketches meanwhile; Put of
+// distinct vertices may run concurrently.
 type Columns struct {
 	p        Params
 	buckets  []Bucket
@@ -30,7 +30,7 @@ func ColumnSetBuckets(p Params, n int) int64 {
 }
 
 // NewColumns returns a set of columns [first, first+n) of every vertex,
-// zero until filled (Fill), over buckets, which must hold at least
+// zero until filled (Put), over buckets, which must hold at least
 // ColumnSetBuckets(p, n) buckets; the caller keeps ownership of them. A
 // range outside [0, Columns) or a short buffer is an error wrapping
 // ErrParams.
@@ -51,12 +51,14 @@ func (cs *Columns) Params() Params { return cs.p }
 // Holds reports whether column c is in the set.
 func (cs *Columns) Holds(c int) bool { return c >= cs.first && c < cs.first+cs.n }
 
-// Fill copies the set's columns of sketch s (BucketsPerVertex buckets,
-// vertex v's) into the set.
-func (cs *Columns) Fill(v uint32, s []Bucket) {
-	dst := cs.buckets[int(v)*cs.per : (int(v)+1)*cs.per]
-	dst[0] = s[0]
-	copy(dst[1:], s[1+cs.first*cs.p.rows:1+(cs.first+cs.n)*cs.p.rows])
+// Put sets bucket row of column c of vertex v's in the set to b, or, with
+// c < 0, v's deterministic bucket. c must be held (Holds) or negative.
+func (cs *Columns) Put(v uint32, c, row int, b Bucket) {
+	i := int(v) * cs.per
+	if c >= 0 {
+		i += 1 + (c-cs.first)*cs.p.rows + row
+	}
+	cs.buckets[i] = b
 }
 
 // Column returns v's deterministic bucket and the Rows buckets of column

@@ -24,8 +24,9 @@ import (
 // the most spilled bytes is brought in (one sequential read), its spill
 // applied by Workers goroutines, and it stays resident until the next
 // swap writes it back (one sequential write). A query (Columns) first
-// applies every spill, then reads the table range by range, a few columns
-// at a time.
+// applies every spill, then reads the columns it needs range by range, a
+// few at a time: the file stores each range column by column (see
+// geometry), so a pass reads only those columns.
 type DiskConfig struct {
 	// Dir is the directory of the sketch and spill files, which the Store
 	// creates and Close removes. It must exist.
@@ -117,11 +118,11 @@ type DiskStats struct {
 // Lock order: mu, then a spill's mu, then a vertex lock. Appliers hold mu
 // for reading; a swap, a column load and a merge hold it for writing.
 type disk struct {
-	p      sketch.Params
-	cfg    DiskConfig
-	lay    DiskLayout
-	stride int64 // file bytes per range, aligned
-	file   struct {
+	p    sketch.Params
+	cfg  DiskConfig
+	lay  DiskLayout
+	geo  geometry
+	file struct {
 		path   string
 		f      *os.File
 		direct bool
@@ -152,7 +153,7 @@ func OpenDisk(p sketch.Params, cfg DiskConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &disk{p: p, cfg: cfg, lay: lay, cur: -1, stride: alignUp(int64(lay.Span) * int64(p.BytesPerVertex()))}
+	d := &disk{p: p, cfg: cfg, lay: lay, cur: -1, geo: newGeometry(p, lay.Span)}
 	d.file.path = filepath.Join(cfg.Dir, "sketches")
 	if err := d.open(); err != nil {
 		d.close()
@@ -168,7 +169,7 @@ func (d *disk) open() error {
 	if d.file.f, d.file.direct, err = openDirect(d.file.path); err != nil {
 		return err
 	}
-	if err := reserve(d.file.f, d.file.path, d.stride*int64(d.lay.Ranges)); err != nil {
+	if err := reserve(d.file.f, d.file.path, d.geo.stride*int64(d.lay.Ranges)); err != nil {
 		return err
 	}
 	res, err := mapAligned(int(d.lay.ResidentBytes))

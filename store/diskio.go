@@ -8,28 +8,20 @@ import (
 	"sketchcc/sketch"
 )
 
-// residentBytes views the first n bytes of the resident region.
-func (d *disk) residentBytes(n int64) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(&d.buf.resident[0])), n)
-}
-
 // writeBack writes the resident range to the file, in one sequential
-// write, and marks none resident. The caller holds mu for writing.
+// pass over its region, and marks none resident. The caller holds mu for
+// writing.
 func (d *disk) writeBack() error {
 	if d.cur < 0 {
 		return nil
 	}
 	r := d.cur
 	d.cur = -1
-	if _, err := d.file.f.WriteAt(d.residentBytes(d.stride), int64(r)*d.stride); err != nil {
-		return fmt.Errorf("store: cannot write the sketches of range %d to %s at offset %d: %w", r, d.file.path, int64(r)*d.stride, err)
-	}
-	d.n.written.Add(d.stride)
-	return nil
+	return d.transfer(r, true)
 }
 
 // swapIn makes range r resident: it writes the resident range back, reads
-// r's sketches in one sequential read and applies r's spill. The caller
+// r's sketches in one sequential pass and applies r's spill. The caller
 // holds mu for writing.
 func (d *disk) swapIn(r int) error {
 	if d.cur == r {
@@ -39,10 +31,9 @@ func (d *disk) swapIn(r int) error {
 		return err
 	}
 	d.cols = nil // the region now holds a range
-	if _, err := d.file.f.ReadAt(d.residentBytes(d.stride), int64(r)*d.stride); err != nil {
-		return fmt.Errorf("store: cannot read the sketches of range %d from %s at offset %d: %w", r, d.file.path, int64(r)*d.stride, err)
+	if err := d.transfer(r, false); err != nil {
+		return err
 	}
-	d.n.read.Add(d.stride)
 	d.cur = r
 	d.n.swaps.Add(1)
 	return d.drain(r)
@@ -194,31 +185,6 @@ func (d *disk) columns(c int) (*sketch.Columns, error) {
 	d.stale.Store(false)
 	d.cols = cs
 	return cs, nil
-}
-
-// fillColumns copies the columns of cs from range r's sketches in the
-// file, read in aligned chunks of the read buffer: each read starts at the
-// aligned offset at or before the first sketch not yet copied, and the
-// sketches it holds whole are copied.
-func (d *disk) fillColumns(cs *sketch.Columns, r int) error {
-	bpv := int64(d.p.BytesPerVertex())
-	per := d.p.BucketsPerVertex()
-	lo, hi := d.rangeOf(r)
-	for v := lo; v < hi; {
-		pos := int64(v-lo) * bpv // v's bytes in the range
-		at := pos &^ (ioAlign - 1)
-		buf := d.buf.io[:min(int64(len(d.buf.io)), d.stride-at)]
-		off := int64(r)*d.stride + at
-		if _, err := d.file.f.ReadAt(buf, off); err != nil {
-			return fmt.Errorf("store: cannot read the sketches of vertices from %d from %s at offset %d: %w", v, d.file.path, off, err)
-		}
-		d.n.read.Add(int64(len(buf)))
-		for ; v < hi && pos+bpv <= at+int64(len(buf)); v, pos = v+1, pos+bpv {
-			s := unsafe.Slice((*sketch.Bucket)(unsafe.Pointer(&buf[pos-at])), per)
-			cs.Fill(v, s)
-		}
-	}
-	return nil
 }
 
 // stats returns the counters.
