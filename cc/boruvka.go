@@ -13,7 +13,7 @@ import (
 // ErrTooManyRounds is wrapped by Room.Query's error when every sketch
 // column has been used and some supernode has not yet sampled Zero: the
 // sketches of a larger sketch factor have more columns. It is
-// sketch.ErrTooManyRounds, which Sample wraps for a column past the last.
+// sketch.ErrTooManyRounds.
 var ErrTooManyRounds = sketch.ErrTooManyRounds
 
 // Forest is a spanning forest: the edges Boruvka used to join supernodes,
@@ -90,7 +90,18 @@ func (s *boruvkaScratch) get(n uint32) (root []uint32, done []bool, slot []int32
 	return s.root, s.done, s.slot, s.verts[:0]
 }
 
-// spanningForest runs Boruvka's algorithm over the sketches in t for at
+// columnsFunc returns sketches that hold column c (and, for a table kept
+// on disk, the next few columns, loaded in one pass), valid until the
+// next call; or the error of loading them.
+type columnsFunc func(c int) (*sketch.Columns, error)
+
+// tableColumns is the columnsFunc of sketches held in memory.
+func tableColumns(t *sketch.Table) columnsFunc {
+	cols := t.Columns()
+	return func(int) (*sketch.Columns, error) { return cols, nil }
+}
+
+// spanningForest runs Boruvka's algorithm over the sketches cols gives (p's) for at
 // most rounds rounds (<= columns), starting from the partition in d
 // (singletons for a full query), and leaves the connected components in
 // d. Round r samples column r of every unfinished supernode's sketch (the
@@ -112,8 +123,7 @@ func (s *boruvkaScratch) get(n uint32) (root []uint32, done []bool, slot []int32
 // unfinished supernodes, when the rounds run out first; the partition in
 // d is then a refinement of the true components and must not be reported
 // as the answer. d.Len() must equal the table's vertex count.
-func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume) (Forest, BoruvkaStats, error) {
-	p := t.Params()
+func spanningForest(p sketch.Params, cols columnsFunc, d *dsu.DSU, workers, rounds int, rs resume) (Forest, BoruvkaStats, error) {
 	n := p.Vertices()
 	if d.Len() != n {
 		return Forest{}, BoruvkaStats{}, fmt.Errorf("cc: DSU has %d ids, table %d vertices", d.Len(), n)
@@ -145,6 +155,10 @@ func spanningForest(t *sketch.Table, d *dsu.DSU, workers, rounds int, rs resume)
 			break
 		}
 		st.Rounds++
+		t, err := cols(rs.first + r)
+		if err != nil {
+			return forest, st, fmt.Errorf("cc: round %d: %w", r, err)
+		}
 		largest := g.group(d, verts, hidden, done)
 		// Sample every unfinished supernode, in parallel.
 		if cap(samples) < len(g.active) {
@@ -345,14 +359,14 @@ const (
 type heldFunc func(view []sketch.Bucket, r int, v uint32)
 
 // memberView XORs into view the column view of round r of the vertices ms:
-// their sketches' deterministic buckets and rows [colLo, colHi), and what
+// their sketches' deterministic buckets and rows of column r, and what
 // held adds.
-func memberView(t *sketch.Table, view []sketch.Bucket, r, colLo, colHi int, ms []uint32, held heldFunc) {
+func memberView(t *sketch.Columns, view []sketch.Bucket, r int, ms []uint32, held heldFunc) {
 	for _, v := range ms {
-		s := t.Sketch(v)
-		view[0].Alpha ^= s[0].Alpha
-		view[0].Gamma ^= s[0].Gamma
-		sketch.Merge(view[1:], s[colLo:colHi])
+		det, rows := t.Column(v, r)
+		view[0].Alpha ^= det.Alpha
+		view[0].Gamma ^= det.Gamma
+		sketch.Merge(view[1:], rows)
 		if held != nil {
 			held(view, r, v)
 		}
@@ -361,14 +375,14 @@ func memberView(t *sketch.Table, view []sketch.Bucket, r, colLo, colHi int, ms [
 
 // mergeParallel returns the column view of round r of the vertices ms,
 // merged by workers goroutines into private views and then combined.
-func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, held heldFunc) []sketch.Bucket {
-	w := 1 + colHi - colLo
+func mergeParallel(t *sketch.Columns, ms []uint32, r, workers int, held heldFunc) []sketch.Bucket {
+	w := 1 + t.Params().Rows()
 	views := make([]sketch.Bucket, workers*w)
 	var wg sync.WaitGroup
 	for k := range workers {
 		part := ms[k*len(ms)/workers : (k+1)*len(ms)/workers]
 		view := views[k*w : (k+1)*w]
-		wg.Go(func() { memberView(t, view, r, colLo, colHi, part, held) })
+		wg.Go(func() { memberView(t, view, r, part, held) })
 	}
 	wg.Wait()
 	for k := 1; k < workers; k++ {
@@ -392,10 +406,9 @@ func mergeParallel(t *sketch.Table, ms []uint32, r, colLo, colHi, workers int, h
 // the other supernodes hold, and a lone active supernode samples Zero
 // without reading a sketch. held must keep that balance: it adds each
 // update to both endpoints or to neither.
-func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members []uint32, samples []sample, largest, workers int, held heldFunc) (reads int) {
+func sampleRound(t *sketch.Columns, r int, active []uint32, start []int32, members []uint32, samples []sample, largest, workers int, held heldFunc) (reads int) {
 	p := t.Params()
 	w := p.Rows() + 1
-	colLo, colHi := 1+r*p.Rows(), 1+(r+1)*p.Rows()
 	// acc[k·w:(k+1)·w] is goroutine k's XOR of the views it merged.
 	nw := 1
 	if workers > 1 && len(active) > sampleBlock {
@@ -412,7 +425,7 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 	big := func(ms []uint32) bool { return workers > 1 && len(ms) >= bigAt }
 	for i := range active {
 		if ms := members[start[i]:start[i+1]]; i != largest && big(ms) {
-			view := mergeParallel(t, ms, r, colLo, colHi, workers, held)
+			view := mergeParallel(t, ms, r, workers, held)
 			samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
 			sketch.Merge(acc[nw*w:], view)
 		}
@@ -432,15 +445,15 @@ func sampleRound(t *sketch.Table, r int, active []uint32, start []int32, members
 					continue
 				}
 				if len(ms) == 1 && held == nil {
-					s := t.Sketch(ms[0])
-					samples[i].idx, samples[i].res, _ = p.Sample(s, r)
-					sum[0].Alpha ^= s[0].Alpha
-					sum[0].Gamma ^= s[0].Gamma
-					sketch.Merge(sum[1:], s[colLo:colHi])
+					det, rows := t.Column(ms[0], r)
+					samples[i].idx, samples[i].res = p.SampleParts(det, rows)
+					sum[0].Alpha ^= det.Alpha
+					sum[0].Gamma ^= det.Gamma
+					sketch.Merge(sum[1:], rows)
 					continue
 				}
 				clear(view)
-				memberView(t, view, r, colLo, colHi, ms, held)
+				memberView(t, view, r, ms, held)
 				samples[i].idx, samples[i].res, _ = p.SampleColumn(view)
 				sketch.Merge(sum, view)
 			}

@@ -40,7 +40,7 @@ func same(d *dsu.DSU, a, b uint32) bool { return d.Find(a) == d.Find(b) }
 // fullForest runs a full query's Boruvka over tab from the partition in
 // d, with every column.
 func fullForest(tab *sketch.Table, d *dsu.DSU, workers int) (Forest, BoruvkaStats, error) {
-	return spanningForest(tab, d, workers, tab.Params().Columns(), resume{implicit: noVertex})
+	return spanningForest(tab.Params(), tableColumns(tab), d, workers, tab.Params().Columns(), resume{implicit: noVertex})
 }
 
 // randomGraph returns the edges of a G(n, m) graph, plus extra edges
@@ -126,7 +126,7 @@ func TestSpanningForestMatchesDSU(t *testing.T) {
 			// another may close a cycle first).
 			d3 := dsu.New(tc.n)
 			implicit := rng.Uint32N(tc.n)
-			forest3, st3, err := spanningForest(tab, d3, 2, p.Columns(), resume{implicit: implicit})
+			forest3, st3, err := spanningForest(tab.Params(), tableColumns(tab), d3, 2, p.Columns(), resume{implicit: implicit})
 			if err != nil || st3.Vertices != int(tc.n) {
 				t.Fatalf("n=%d m=%d seed=%d, vertex %d unlisted: %v, %+v", tc.n, tc.m, seed, implicit, err, st3)
 			}
@@ -168,7 +168,7 @@ func TestSpanningForestRunsOut(t *testing.T) {
 	}
 	// One round (as if the sketch had one column) cannot join a path of
 	// 4096 vertices.
-	_, _, err := spanningForest(tab, dsu.New(4096), 1, 1, resume{implicit: noVertex})
+	_, _, err := spanningForest(tab.Params(), tableColumns(tab), dsu.New(4096), 1, 1, resume{implicit: noVertex})
 	if !errors.Is(err, ErrTooManyRounds) {
 		t.Fatalf("err = %v, want ErrTooManyRounds", err)
 	}
@@ -235,7 +235,7 @@ func BenchmarkReopenedQuery(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				d, _, finished := g.start()
-				_, st, err := spanningForest(tab, d, runtime.GOMAXPROCS(0), p.Columns(),
+				_, st, err := spanningForest(tab.Params(), tableColumns(tab), d, runtime.GOMAXPROCS(0), p.Columns(),
 					resume{finished: finished, implicit: largestTree(d, finished)})
 				if err != nil {
 					b.Fatal(err)

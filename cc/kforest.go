@@ -62,7 +62,7 @@ func (r *Room) KForests(ctx context.Context) (*KResult, error) {
 	for i := 1; i < k; i++ {
 		r.toggle(out.Forests[i-1])
 		deleted = i
-		f, _, err := spanningForest(r.st.Table(), dsu.New(n), r.cfg.Workers, rounds,
+		f, _, err := spanningForest(p, r.st.Columns, dsu.New(n), r.cfg.Workers, rounds,
 			resume{implicit: noVertex, first: i * p.SetColumns(), scratch: &r.scratch})
 		if err != nil {
 			return nil, fmt.Errorf("cc: k-forest query: forest %d of %d: %w", i+1, k, err)

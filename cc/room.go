@@ -300,7 +300,7 @@ func (r *Room) Query(ctx context.Context) (*Result, error) {
 	} else {
 		d = dsu.New(p.Vertices())
 	}
-	forest, st, err := spanningForest(r.st.Table(), d, r.cfg.Workers, p.SetColumns(), rs)
+	forest, st, err := spanningForest(p, r.st.Columns, d, r.cfg.Workers, p.SetColumns(), rs)
 	if err != nil {
 		return nil, err
 	}

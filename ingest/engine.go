@@ -115,6 +115,10 @@ type Config struct {
 	// checkpoint) and then owns; its parameters must be the ones
 	// Vertices, SketchFactor and Seed give. Nil means zero sketches.
 	Sketches *sketch.Table
+	// Disk, when set, keeps the sketches on disk (store.OpenDisk), for a
+	// table larger than memory; PlanBudget sets it. Nil means in memory.
+	// Not with Sketches.
+	Disk *store.DiskConfig
 }
 
 func (c *Config) ensureDefaults() {
@@ -235,7 +239,14 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	var st *store.Store
-	if t := cfg.Sketches; t != nil {
+	if cfg.Disk != nil {
+		if cfg.Sketches != nil {
+			return nil, errors.New("ingest: sketches on disk cannot start from a checkpoint's table yet")
+		}
+		if st, err = store.OpenDisk(p, *cfg.Disk); err != nil {
+			return nil, err
+		}
+	} else if t := cfg.Sketches; t != nil {
 		if q := t.Params(); q.Vertices() != p.Vertices() || q.Factor() != p.Factor() || q.Seed() != p.Seed() || q.Sets() != p.Sets() {
 			return nil, fmt.Errorf("ingest: sketches of %d vertices, factor %v, seed %d, %d set(s); config gives %d, %v, %d, %d",
 				q.Vertices(), q.Factor(), q.Seed(), q.Sets(), p.Vertices(), p.Factor(), p.Seed(), p.Sets())
@@ -247,12 +258,12 @@ func New(cfg Config) (*Engine, error) {
 	gc.Queue = st.Queue
 	g, err := gutters.New(gc)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, st.Close())
 	}
 	e := &Engine{cfg: cfg, st: st, gut: g}
 	if cfg.Readers > 1 {
 		if e.fan, err = newFanout(g, cfg.Readers); err != nil {
-			return nil, err
+			return nil, errors.Join(err, st.Close())
 		}
 	}
 	if cfg.HugePages {
@@ -336,7 +347,7 @@ func (e *Engine) Params() sketch.Params { return e.st.Params() }
 func (e *Engine) Config() Config { return e.cfg }
 
 // SketchBytes returns the memory of all sketches in bytes.
-func (e *Engine) SketchBytes() int64 { return e.st.Table().Bytes() }
+func (e *Engine) SketchBytes() int64 { return e.st.Params().TableBytes() }
 
 // BatchUpdates returns the gutter capacity in neighbour ids.
 func (e *Engine) BatchUpdates() int { return e.gut.Config().BatchUpdates }
@@ -437,9 +448,10 @@ func (e *Engine) Settle(ctx context.Context) (gutters.Settled, error) {
 	return view, nil
 }
 
-// Close stops the delta workers and waits for them. Buffered updates that
-// were not flushed are dropped. Close waits for all goroutines started by
-// New; it is idempotent.
+// Close stops the delta workers and waits for them, then removes the
+// files of sketches kept on disk. Buffered updates that were not flushed
+// are dropped. Close waits for all goroutines started by New; it is
+// idempotent.
 func (e *Engine) Close() error {
 	if e.closed {
 		return nil
@@ -447,5 +459,5 @@ func (e *Engine) Close() error {
 	e.closed = true
 	err := e.gut.Close()
 	e.wg.Wait()
-	return err
+	return errors.Join(err, e.st.Close())
 }

@@ -4,8 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"sketchcc/sketch"
+	"sketchcc/store"
 )
 
 // hugePageBytes is the size of a transparent huge page on x86-64 and arm64
@@ -34,6 +39,9 @@ type MemoryPlan struct {
 	PageBytes int64
 	// Sets is the number of sketch sets (Config.Sets) in SketchSlab.
 	Sets int
+	// Budget is how PlanBudget shared a memory limit; zero from
+	// PlanMemory.
+	Budget Budget
 }
 
 // Total is the resident memory the run can reach.
@@ -198,4 +206,167 @@ func FormatBytes(b int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+// runtimeReserveBytes is the memory a plan under a limit keeps for what no
+// slab holds: the Go runtime and heap, the binary's pages, the stream
+// reader's buffers.
+const runtimeReserveBytes = 32 << 20
+
+// ErrNeedsDisk is wrapped by PlanBudget when the plan does not fit the
+// limit and no directory for the sketches was given.
+var ErrNeedsDisk = errors.New("ingest: the sketches do not fit the memory limit")
+
+// Budget is how PlanBudget shares a memory limit, in bytes.
+type Budget struct {
+	// Limit is the limit planned for; zero means none.
+	Limit int64
+	// OutOfCore is set when the sketches live on disk (Config.Disk).
+	OutOfCore bool
+	// Resident is the memory for resident sketches and a query's columns,
+	// Buffers that of the spill and read buffers, and Ranges the number of
+	// vertex ranges the table is split into (out of core).
+	Resident, Buffers int64
+	Ranges            int
+	// BatchFactor is the gutter size the plan chose (Config.BatchFactor).
+	BatchFactor float64
+}
+
+// PlanBudget returns cfg fitted to a memory limit of limit bytes over a
+// stream of updates updates, and its plan. With no limit (zero), or a plan
+// that fits it with runtimeReserveBytes to spare, cfg is unchanged: the
+// sketches stay in memory. Otherwise the gutters are shrunk to a quarter
+// of what the reserve and the bookkeeping leave (a lower BatchFactor), and the sketches go to disk in dir
+// (Config.Disk), with the rest of the limit, less the bookkeeping, the
+// reserve and the I/O buffers, resident. It returns PlanMemory's errors,
+// an error wrapping ErrNeedsDisk when dir is empty, and a *MemoryError
+// when the limit cannot hold one column of every vertex's sketch (what a
+// query reads at a time). name names the stream.
+func PlanBudget(cfg Config, updates uint64, limit int64, dir, name string) (Config, MemoryPlan, error) {
+	m, err := PlanMemory(cfg, updates)
+	if err != nil {
+		return cfg, m, err
+	}
+	cfg.ensureDefaults()
+	m.Budget = Budget{Limit: limit, BatchFactor: cfg.BatchFactor, Resident: m.Sketches}
+	if limit <= 0 || m.Total()+runtimeReserveBytes <= limit {
+		return cfg, m, nil
+	}
+	if dir == "" {
+		return cfg, m, fmt.Errorf("%w: %s can fill %s, more than the limit of %s less %s for the runtime; "+
+			"give a directory to keep the sketches on disk", ErrNeedsDisk, name, FormatBytes(m.Total()), FormatBytes(limit),
+			FormatBytes(runtimeReserveBytes))
+	}
+	tooSmall := func(avail, col int64) error {
+		return &MemoryError{Lower: "SketchFactor", What: fmt.Sprintf("%s: a memory limit of %s leaves %s for sketches "+
+			"and I/O buffers after the gutters (%s), bookkeeping (%s) and runtime (%s), too little for one column of "+
+			"every vertex's sketch (%s): raise the limit", name, FormatBytes(limit), FormatBytes(max(avail, 0)),
+			FormatBytes(m.Gutters), FormatBytes(m.Bookkeeping), FormatBytes(runtimeReserveBytes), FormatBytes(col))}
+	}
+	p, _, err := cfg.plan()
+	if err != nil {
+		return cfg, m, err
+	}
+	col := sketch.ColumnSetBuckets(p, 1) * sketch.BucketBytes
+	share := (limit - runtimeReserveBytes - m.Bookkeeping) / 4
+	if share <= 0 {
+		return cfg, m, tooSmall(0, col)
+	}
+	if m.Gutters > share {
+		cfg.BatchFactor *= float64(share) / float64(m.Gutters)
+		if m, err = PlanMemory(cfg, updates); err != nil {
+			return cfg, m, err
+		}
+	}
+	avail := limit - m.Gutters - m.Bookkeeping - runtimeReserveBytes
+	// The buffers follow the ranges, which follow the resident share: a
+	// few rounds settle both. A range's spill buffer is an eighth of its
+	// share of the limit, in [4 KiB, 256 KiB].
+	dc := store.DiskConfig{Dir: dir, ResidentBytes: avail}
+	var lay store.DiskLayout
+	for range 4 {
+		if lay, err = dc.Layout(p); err != nil {
+			break
+		}
+		dc.BufferBytes = int(min(256<<10, max(4<<10, avail/int64(8*lay.Ranges))))
+		if lay, err = dc.Layout(p); err != nil {
+			break
+		}
+		dc.ResidentBytes = avail - lay.BufferBytes
+	}
+	// The last round's ranges may need more buffers than the round before
+	// left room for: give the excess back from the resident share.
+	for i := 0; err == nil && i < 8; i++ {
+		if lay, err = dc.Layout(p); err != nil || lay.ResidentBytes+lay.BufferBytes <= avail {
+			break
+		}
+		dc.ResidentBytes -= lay.ResidentBytes + lay.BufferBytes - avail + 4<<10
+	}
+	if err != nil || lay.ResidentBytes+lay.BufferBytes > avail {
+		return cfg, m, tooSmall(avail, col)
+	}
+	cfg.Disk = &dc
+	cfg.HugePages = false
+	m.Sketches = lay.ResidentBytes + lay.BufferBytes
+	m.Budget = Budget{Limit: limit, OutOfCore: true, Resident: lay.ResidentBytes, Buffers: lay.BufferBytes,
+		Ranges: lay.Ranges, BatchFactor: cfg.BatchFactor}
+	return cfg, m, nil
+}
+
+// LimitBytes returns the memory this process may use, in bytes, for a
+// limit of "auto": the limit of its memory cgroup when one is set (cgroup
+// v1 memory.limit_in_bytes, or v2 memory.max), else the memory the kernel
+// says is available to new work (/proc/meminfo); an error when none can
+// be read.
+func LimitBytes() (int64, error) {
+	if b, ok := cgroupLimit(); ok {
+		return b, nil
+	}
+	f, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("ingest: cannot read the memory available: %w", err)
+	}
+	for line := range strings.SplitSeq(string(f), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("ingest: /proc/meminfo: bad MemAvailable %q", rest)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("ingest: /proc/meminfo has no MemAvailable")
+}
+
+// cgroupLimit returns the memory limit of this process's cgroup, and
+// whether one is set (a v1 limit of 2^62 or more, or a v2 "max", is none).
+func cgroupLimit() (int64, bool) {
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(string(own), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		var path string
+		switch {
+		case parts[1] == "memory":
+			path = "/sys/fs/cgroup/memory" + parts[2] + "/memory.limit_in_bytes"
+		case parts[0] == "0" && parts[1] == "":
+			path = "/sys/fs/cgroup" + parts[2] + "/memory.max"
+		default:
+			continue
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err == nil && n > 0 && n < 1<<62 {
+			return n, true
+		}
+	}
+	return 0, false
 }

@@ -99,3 +99,38 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanBudget: a limit the plan fits leaves the configuration alone; a
+// smaller one puts the sketches on disk within the limit, with smaller
+// gutters, or asks for a directory, or says it is too small.
+func TestPlanBudget(t *testing.T) {
+	cfg := Config{Vertices: 1 << 12, Workers: 1, Readers: 1}
+	const updates = 1 << 24
+	m, err := PlanMemory(cfg, updates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, plan, err := PlanBudget(cfg, updates, m.Total()+runtimeReserveBytes, "", "s")
+	if err != nil || got.Disk != nil || plan.Budget.OutOfCore || got.BatchFactor != DefaultBatchFactor {
+		t.Fatalf("fitting limit: %+v, %+v, %v; want the configuration unchanged", got, plan.Budget, err)
+	}
+	limit := runtimeReserveBytes + m.SketchSlab/4
+	if _, _, err := PlanBudget(cfg, updates, limit, "", "s"); !errors.Is(err, ErrNeedsDisk) {
+		t.Fatalf("no directory: %v, want ErrNeedsDisk", err)
+	}
+	got, plan, err = PlanBudget(cfg, updates, limit, "dir", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := plan.Budget
+	if got.Disk == nil || got.Disk.Dir != "dir" || !b.OutOfCore || b.Ranges < 4 || got.BatchFactor >= DefaultBatchFactor {
+		t.Fatalf("a quarter of the sketches: %+v, %+v; want them on disk in at least 4 ranges, smaller gutters", got, b)
+	}
+	if total := plan.Total() + runtimeReserveBytes; total > limit {
+		t.Errorf("plan takes %d bytes, limit %d", total, limit)
+	}
+	var me *MemoryError
+	if _, _, err := PlanBudget(cfg, updates, runtimeReserveBytes+1<<16, "dir", "s"); !errors.As(err, &me) {
+		t.Fatalf("a tiny limit: %v, want a *MemoryError", err)
+	}
+}

@@ -17,8 +17,8 @@ type Bucket struct {
 	Alpha, Gamma uint64
 }
 
-// ErrTooManyRounds is wrapped by Sample for a column past the last: a
-// query that needs more Boruvka rounds than the sketch has columns.
+// ErrTooManyRounds is wrapped by a connected-components query that needs
+// more Boruvka rounds than the sketch has columns.
 var ErrTooManyRounds = errors.New("sketch: Boruvka ran out of sketch columns")
 
 // Result is the outcome of a sample.
@@ -123,29 +123,13 @@ func (p Params) Good(b Bucket) bool {
 	return b.Alpha != 0 && b.Gamma == hash(b.Alpha, p.seeds[0])
 }
 
-// Sample draws an index from sketch s (BucketsPerVertex buckets) using
-// column c (one column per Boruvka round). It returns Zero if the
-// deterministic bucket is empty, Good with the index if the deterministic
-// bucket or any bucket of column c (from row 0 upward) is good, and Fail
-// otherwise. A column outside [0, Columns) is an error wrapping
-// ErrTooManyRounds, and an s of another length one wrapping ErrParams; the
-// result is then Fail.
-func (p Params) Sample(s []Bucket, c int) (idx uint64, r Result, err error) {
-	if c < 0 || c >= p.columns {
-		return 0, Fail, fmt.Errorf("%w: column %d of a sketch with %d columns (sketch factor %v)",
-			ErrTooManyRounds, c, p.columns, p.factor)
-	}
-	if full := p.BucketsPerVertex(); len(s) != full {
-		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a sketch of %d", ErrParams, len(s), full)
-	}
-	idx, r = p.sample(s[0], s[1+c*p.rows:1+(c+1)*p.rows])
-	return idx, r, nil
-}
-
-// SampleColumn is Sample for a column view: Rows+1 buckets, the
+// SampleColumn draws an index from a column view: Rows+1 buckets, the
 // deterministic bucket and then the rows of one column, as a query builds
-// when it merges only the column of its round. A view of another length is
-// an error wrapping ErrParams; the result is then Fail.
+// when it merges only the column of its round. It returns Zero if the
+// deterministic bucket is empty, Good with the index if the deterministic
+// bucket or any bucket of the column (from row 0 upward) is good, and
+// Fail otherwise. A view of another length is an error wrapping
+// ErrParams; the result is then Fail.
 func (p Params) SampleColumn(view []Bucket) (idx uint64, r Result, err error) {
 	if len(view) != p.rows+1 {
 		return 0, Fail, fmt.Errorf("%w: sample from %d buckets, want a column view of %d", ErrParams, len(view), p.rows+1)
@@ -200,9 +184,6 @@ func NewTable(p Params) *Table {
 
 // Params returns the table's parameters.
 func (t *Table) Params() Params { return t.p }
-
-// Bytes returns the table's sketch memory in bytes.
-func (t *Table) Bytes() int64 { return int64(len(t.buckets)) * BucketBytes }
 
 // Sketch returns vertex v's sketch, BucketsPerVertex buckets aliasing the
 // table. v must be < Vertices.

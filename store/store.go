@@ -25,8 +25,17 @@
 // concurrent use: any number of inserting goroutines may queue, and any number of
 // local delta workers and remote-delta readers may apply and merge, each
 // under the vertex's lock, so two batches of one vertex never race. The
-// Store starts no goroutine. Table may be read (a query) only while no
-// batch is being applied: after Wait, while nobody queues.
+// Store starts no goroutine. Table and Columns may be read (a query) only
+// while no batch is being applied: after Wait, while nobody queues.
+//
+// # Out of core
+//
+// A Store from OpenDisk keeps its sketches in a file, one vertex range
+// resident, and spills the batches of the others to disk (DiskConfig);
+// Table is then nil and a query reads Columns. An I/O error is returned by
+// the Apply or MergeWith that met it and, like ErrTicket, remembered and
+// returned by every later Wait, so that no query answers without the
+// batches it lost.
 package store
 
 import (
@@ -51,14 +60,15 @@ type Ticket = uint64
 // ledger of outstanding batches (see the package doc).
 type Store struct {
 	p     sketch.Params
-	table *sketch.Table
-	locks []sync.Mutex // by vertex: held while its sketch is written
+	table *sketch.Table // nil out of core
+	disk  *disk         // nil in memory
+	locks []sync.Mutex  // by vertex: held while its sketch is written
 
 	mu struct {
 		sync.Mutex
 		out    map[Ticket]uint32 // outstanding tickets and their batches' vertices
 		next   Ticket            // last ticket issued
-		broken error             // the first ErrTicket, returned by Wait
+		broken error             // the first ErrTicket or I/O error, returned by Wait
 		// wake is closed, and cleared, when applied grows or broken is
 		// set: every Wait blocked on it wakes and looks again. It is nil
 		// while nobody waits.
@@ -80,23 +90,58 @@ func From(t *sketch.Table) *Store {
 // v's lock, outside the ledger: a k-forest query deletes a forest's edges
 // with it, and puts them back with a second call. Nobody may apply or
 // merge meanwhile (the query holds the pipeline flushed).
-func (s *Store) Toggle(v uint32, neighbors []uint32) {
-	l := &s.locks[v]
-	l.Lock()
-	s.table.ApplyBatch(v, neighbors)
-	l.Unlock()
-}
+func (s *Store) Toggle(v uint32, neighbors []uint32) { _ = s.apply(v, neighbors) } // an I/O error is remembered for Wait
 
 // Params returns the sketch parameters.
 func (s *Store) Params() sketch.Params { return s.p }
 
 // Table returns the sketches, for a query to read (see the package doc for
-// when that is safe). The caller must not write them.
+// when that is safe), or nil out of core. The caller must not write them.
 func (s *Store) Table() *sketch.Table { return s.table }
 
+// Columns returns sketches that hold column c, for a query to read (see
+// the package doc for when that is safe): the table in memory; out of
+// core, the columns from c on that fit in the resident memory, read from
+// the file after every spilled batch is applied, valid until the next call
+// or the next batch applied. It returns the I/O error of that, naming the
+// file, or the one Wait would return.
+func (s *Store) Columns(c int) (*sketch.Columns, error) {
+	if s.disk == nil {
+		return s.table.Columns(), nil
+	}
+	if err := s.failed(); err != nil {
+		return nil, err
+	}
+	cols, err := s.disk.columns(c)
+	if err != nil {
+		s.fail(err)
+	}
+	return cols, err
+}
+
+// OutOfCore reports whether the sketches live on disk (OpenDisk), and
+// their I/O counters if so.
+func (s *Store) OutOfCore() (DiskStats, bool) {
+	if s.disk == nil {
+		return DiskStats{}, false
+	}
+	return s.disk.stats(), true
+}
+
+// Close removes a disk-backed store's files and frees its buffers,
+// returning the first error of that; in memory it does nothing. Nobody
+// may use the Store afterwards.
+func (s *Store) Close() error {
+	if s.disk == nil {
+		return nil
+	}
+	return s.disk.close()
+}
+
 // AdviseHugePages asks the kernel for transparent huge pages for the
-// sketches and reports whether it accepted; see sketch.Table.
-func (s *Store) AdviseHugePages() bool { return s.table.AdviseHugePages() }
+// sketches and reports whether it accepted; see sketch.Table. Out of core
+// it does not ask.
+func (s *Store) AdviseHugePages() bool { return s.table != nil && s.table.AdviseHugePages() }
 
 // Queue registers a batch for vertex v as handed out and returns its
 // ticket, which travels with the batch until Apply or MergeWith retires it.
@@ -129,11 +174,29 @@ func (s *Store) retire(t Ticket, v uint32, op string) error {
 		delete(s.mu.out, t)
 		return nil
 	}
+	s.failLocked(err)
+	return err
+}
+
+// fail remembers err, if it is the first, for Wait to return.
+func (s *Store) fail(err error) {
+	s.mu.Lock()
+	s.failLocked(err)
+	s.mu.Unlock()
+}
+
+func (s *Store) failLocked(err error) {
 	if s.mu.broken == nil {
 		s.mu.broken = err
 		s.wakeLocked()
 	}
-	return err
+}
+
+// failed returns the error Wait would return.
+func (s *Store) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.broken
 }
 
 // Apply sketches the edges {v, u}, u in neighbors, into v's sketch and
@@ -143,16 +206,17 @@ func (s *Store) Apply(t Ticket, v uint32, neighbors []uint32) error {
 	if err := s.retire(t, v, "apply"); err != nil {
 		return err
 	}
-	s.apply(v, neighbors)
+	err := s.apply(v, neighbors)
 	s.done()
-	return nil
+	return err
 }
 
 // ApplyNow sketches a batch that was never queued (a flush sketching a
-// gutter in place): it counts as queued and applied at once.
+// gutter in place): it counts as queued and applied at once. Out of core,
+// an I/O error is remembered for Wait.
 func (s *Store) ApplyNow(v uint32, neighbors []uint32) {
 	s.queued.Add(1)
-	s.apply(v, neighbors)
+	_ = s.apply(v, neighbors) // remembered for Wait
 	s.done()
 }
 
@@ -167,19 +231,36 @@ func (s *Store) MergeWith(t Ticket, v uint32, merge func(sketch []sketch.Bucket)
 	if err := s.retire(t, v, "merge"); err != nil {
 		return err
 	}
-	l := &s.locks[v]
-	l.Lock()
-	merge(s.table.Sketch(v))
-	l.Unlock()
+	var err error
+	if s.disk != nil {
+		if err = s.disk.merge(v, merge); err != nil {
+			s.fail(err)
+		}
+	} else {
+		l := &s.locks[v]
+		l.Lock()
+		merge(s.table.Sketch(v))
+		l.Unlock()
+	}
 	s.done()
-	return nil
+	return err
 }
 
-func (s *Store) apply(v uint32, neighbors []uint32) {
+// apply sketches a batch into v's sketch under v's lock; out of core it
+// may spill it instead, and remembers an I/O error for Wait.
+func (s *Store) apply(v uint32, neighbors []uint32) error {
 	l := &s.locks[v]
+	if s.disk != nil {
+		err := s.disk.apply(v, neighbors, l)
+		if err != nil {
+			s.fail(err)
+		}
+		return err
+	}
 	l.Lock()
 	s.table.ApplyBatch(v, neighbors)
 	l.Unlock()
+	return nil
 }
 
 // done counts one batch as applied and wakes every Wait.
@@ -199,7 +280,7 @@ func (s *Store) wakeLocked() {
 }
 
 // Wait blocks until every batch queued before the call has been applied
-// or merged. It returns the first ErrTicket error the Store met, or, when
+// or merged. It returns the first ErrTicket or I/O error the Store met, or, when
 // ctx is done first, an error wrapping ctx's cause with the number of
 // batches still out.
 func (s *Store) Wait(ctx context.Context) error {

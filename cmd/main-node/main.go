@@ -66,8 +66,9 @@ type config struct {
 	pointQueries string
 	noGreedy     bool
 	checkpoint   checkpointConfig
-	kconn        cli.KConn // --k-connectivity, --k-out, --bridges, --min-cut, --forests
-	live         cli.Live  // --updates-listen, --query-listen, --token-file, --producers, --query-gap
+	kconn        cli.KConn  // --k-connectivity, --k-out, --bridges, --min-cut, --forests
+	live         cli.Live   // --updates-listen, --query-listen, --token-file, --producers, --query-gap
+	mem          cli.Memory // --memory-limit, --sketch-dir
 }
 
 func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
@@ -100,6 +101,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.progress, "progress", "auto", "progress bar on stderr: auto (when stderr is a terminal), always, never")
 	fs.StringVar(&c.hugePages, "huge-pages", "auto", "transparent huge pages for sketches and gutters: auto (when the stream has at least as many updates as vertices), on, off; slabs under 8 MiB never ask")
 	c.directIO.AddFlag(fs)
+	c.mem.AddFlags(fs)
 	cli.LevelVar(fs, &c.logLevel, slog.LevelWarn)
 	cli.LogFormatVar(fs, &c.logFormat)
 	cli.VersionVar(fs, &c.version)
@@ -149,6 +151,7 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
 	errs = append(errs, kconnErrors(c.kconn)...)
+	errs = append(errs, c.mem.Validate(c.cluster.listen != "", c.checkpoint.dir != "" || c.checkpoint.resume != "")...)
 	for _, f := range c.queryAtList {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil {
@@ -199,8 +202,8 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	defer release()
 	src, res0, from := in.src, in.res0, in.from
 	h := src.Header()
-	cfg := engineConfig(c, h, res0)
-	if err := checkMemory(c, cfg, h.Updates); err != nil {
+	cfg, err := checkMemory(c, engineConfig(c, h, res0), h.Updates)
+	if err != nil {
 		return err
 	}
 	e, err := ingest.New(cfg)
@@ -275,22 +278,21 @@ func ingestAndReport(ctx context.Context, c config, stdout, stderr io.Writer) er
 	return nil
 }
 
-// checkMemory refuses a stream whose sketches and gutters cannot be
-// allocated or filled on this machine, before trying (ingest.CheckMemory),
-// naming the flag to lower. A sketch factor or a K whose columns exceed
-// sketch.MaxColumns is a usage error.
-func checkMemory(c config, cfg ingest.Config, updates uint64) error {
-	err := ingest.CheckMemory(cfg, updates, c.stream)
+// checkMemory fits cfg to --memory-limit, or refuses a stream that cannot fit
+// (cli.Memory.Plan), naming the flag to change. A sketch factor or a K
+// whose columns exceed sketch.MaxColumns is a usage error.
+func checkMemory(c config, cfg ingest.Config, updates uint64) (ingest.Config, error) {
+	cfg, err := c.mem.Plan(cfg, updates, c.stream)
 	var me *ingest.MemoryError
 	switch {
 	case errors.Is(err, sketch.ErrParams) && (c.kconn.K > 1 || c.engine.SketchFactor != 1):
-		return cli.Usage(fmt.Errorf("--k-connectivity=%d, --sketch-factor=%v: %w", c.kconn.K, c.engine.SketchFactor, err))
+		return cfg, cli.Usage(fmt.Errorf("--k-connectivity=%d, --sketch-factor=%v: %w", c.kconn.K, c.engine.SketchFactor, err))
 	case errors.As(err, &me):
-		return errors.New(me.Advise(fieldFlags[me.Lower]))
+		return cfg, errors.New(me.Advise(fieldFlags[me.Lower]))
 	case err != nil:
-		return fmt.Errorf("%s declares %d vertices: %w", c.stream, cfg.Vertices, err)
+		return cfg, fmt.Errorf("%s declares %d vertices: %w", c.stream, cfg.Vertices, err)
 	}
-	return nil
+	return cfg, nil
 }
 
 // engineConfig returns the ingest.Config of the flags for a stream with

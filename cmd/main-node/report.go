@@ -68,12 +68,13 @@ type summary struct {
 	CheckpointSeconds      float64 `json:"checkpoint_seconds,omitempty"` // barriers and writes
 	// CheckpointWriteSeconds is the time spent writing checkpoints, and
 	// CheckpointBytes the size of the last one.
-	CheckpointWriteSeconds float64         `json:"checkpoint_write_seconds,omitempty"`
-	CheckpointBytes        int64           `json:"checkpoint_bytes,omitempty"`
-	MainCPU                *cputime.Stages `json:"main_cpu,omitempty"`
-	ProcessCPU             *cputime.Usage  `json:"process_cpu,omitempty"`
-	DirectIO               bool            `json:"direct_io"`                // the stream file read with O_DIRECT
-	KConnectivity          []cli.KRecord   `json:"k_connectivity,omitempty"` // --k-connectivity: every query's answer
+	CheckpointWriteSeconds float64          `json:"checkpoint_write_seconds,omitempty"`
+	CheckpointBytes        int64            `json:"checkpoint_bytes,omitempty"`
+	MainCPU                *cputime.Stages  `json:"main_cpu,omitempty"`
+	ProcessCPU             *cputime.Usage   `json:"process_cpu,omitempty"`
+	DirectIO               bool             `json:"direct_io"`                // the stream file read with O_DIRECT
+	KConnectivity          []cli.KRecord    `json:"k_connectivity,omitempty"` // --k-connectivity: every query's answer
+	Memory                 cli.MemoryRecord `json:"memory"`                   // --memory-limit's plan and the disk I/O of --sketch-dir
 }
 
 func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runResult, cl *distributor.Cluster) error {
@@ -104,7 +105,7 @@ func report(w io.Writer, c config, e *ingest.Engine, h stream.Header, run *runRe
 		PrefixCheckSeconds:     run.in.checked.Seconds(),
 		CheckpointWriteSeconds: run.taker.Writing.Seconds(), CheckpointBytes: run.taker.Bytes,
 		MainCPU: run.cpu, KConnectivity: c.kconn.Records,
-		ProcessCPU: cputime.ProcessUsage(res.AfterUpdates - run.in.from), DirectIO: run.in.direct,
+		ProcessCPU: cputime.ProcessUsage(res.AfterUpdates - run.in.from), DirectIO: run.in.direct, Memory: c.mem.Record(e),
 	}
 	if run.in.res0 != nil {
 		s.ResumedFrom = &run.in.from
