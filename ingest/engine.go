@@ -54,13 +54,24 @@ const (
 	MaxVertices = 1<<31 - 1 - gutters.MaxQueueBatches
 )
 
-// DefaultReaders returns the reader count for a machine of cores cores:
-// one reader per four cores, at least one. A reader and its inserter cost
-// about a quarter of the CPU per update of the whole single-machine
-// pipeline (results/parallel-ingest-2026-12-01.md), so this keeps them
-// ahead of the delta workers without taking their cores; with one reader
-// the sequential path runs, which is the fastest on two cores.
-func DefaultReaders(cores int) int { return max(1, cores/4) }
+// DefaultReaders returns the reader count for a machine of cores cores
+// and a graph of vertices vertices: one reader per four cores, at least
+// one, and at least two on two cores or more above 2^16 vertices. A reader
+// and its inserter cost about a quarter of the CPU per update of the whole
+// single-machine pipeline (results/parallel-ingest-2026-12-01.md), so this
+// keeps them ahead of the delta workers without taking their cores; up to
+// 2^16 vertices one reader runs the sequential path, the fastest on two
+// cores. Above, where the gutters (32-bit ids) no longer stay in cache, the
+// single reader leaves a core idle: on a 500 M-update prefix of kron17
+// (Intel Xeon family 6 model 207, 2 cores) two readers ran 18.6 M
+// updates/s with 1.98 cores busy against one reader's 12.2 M/s and 1.59
+// (results/big-2026-12-06.md).
+func DefaultReaders(cores int, vertices uint32) int {
+	if vertices > 1<<16 && cores >= 2 {
+		return max(2, cores/4)
+	}
+	return max(1, cores/4)
+}
 
 // readChunk is the number of updates read from the source per call: 108 KiB
 // of records, large enough to amortise the call, small enough for L2.
@@ -83,8 +94,8 @@ type Config struct {
 	// Zero means runtime.GOMAXPROCS(0) without Remote.
 	Workers int
 	// Readers is the number of goroutines that read the stream, and of
-	// inserters, in [1, MaxReaders]. Zero means
-	// DefaultReaders(runtime.GOMAXPROCS(0)). One reads on the caller's
+	// inserters, in [0, MaxReaders]. Zero means
+	// DefaultReaders(runtime.GOMAXPROCS(0), Vertices). One reads on the caller's
 	// goroutine; more read a *stream.Cursor over a regular file in
 	// parallel (any other Source is still read by the caller).
 	Readers int
@@ -138,7 +149,7 @@ func (c *Config) ensureDefaults() {
 		c.QueueBatches = 32 * max(c.Workers, 2)
 	}
 	if c.Readers == 0 {
-		c.Readers = DefaultReaders(runtime.GOMAXPROCS(0))
+		c.Readers = DefaultReaders(runtime.GOMAXPROCS(0), c.Vertices)
 	}
 	if c.Sets == 0 {
 		c.Sets = 1
@@ -176,8 +187,8 @@ func (c Config) Validate() error { return c.check(false) }
 
 // ValidateExplicit is Validate for a Config whose fields were set
 // explicitly, where a zero is a value rather than "unset" (a command's
-// flags): a zero SketchFactor, BatchFactor, Readers, or Workers without
-// Remote, is then out of range. Seed, QueueBatches and Sets keep zero as
+// flags): a zero SketchFactor, BatchFactor, or Workers without Remote, is
+// then out of range. Seed, Readers, QueueBatches and Sets keep zero as
 // their default.
 func (c Config) ValidateExplicit() error { return c.check(true) }
 
@@ -193,8 +204,8 @@ func (c Config) check(explicit bool) error {
 	} else if c.Remote && c.Workers > 0 {
 		bad("Workers", c.Workers, "0 with Remote, which runs no local worker")
 	}
-	if r := c.Readers; r < 0 || r > MaxReaders || explicit && r == 0 {
-		bad("Readers", r, fmt.Sprintf("[1, %d]", MaxReaders))
+	if r := c.Readers; r < 0 || r > MaxReaders {
+		bad("Readers", r, fmt.Sprintf("[0, %d]", MaxReaders))
 	}
 	if explicit && !(c.SketchFactor > 0) {
 		bad("SketchFactor", c.SketchFactor, "> 0")

@@ -37,13 +37,13 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%+v: ValidateExplicit names %q, want %q", c, got, explicit)
 		}
 	}
-	all := []string{"Workers", "Readers", "SketchFactor", "BatchFactor"}
+	all := []string{"Workers", "SketchFactor", "BatchFactor"}
 	f(Config{}, nil, all)
 	good := Config{Workers: 1, Readers: 1, SketchFactor: 0.5, BatchFactor: MaxBatchFactor}
 	f(good, nil, nil)
 	f(Config{Remote: true, Readers: 1, SketchFactor: 1, BatchFactor: 1}, nil, nil)
 	bad := Config{Workers: MaxWorkers + 1, Readers: -1, SketchFactor: -1, BatchFactor: math.NaN(), QueueBatches: -1}
-	f(bad, []string{"Workers", "Readers", "BatchFactor", "QueueBatches"}, append(all, "QueueBatches"))
+	f(bad, []string{"Workers", "Readers", "BatchFactor", "QueueBatches"}, []string{"Workers", "Readers", "SketchFactor", "BatchFactor", "QueueBatches"})
 	remote := good
 	remote.Remote = true
 	f(remote, []string{"Workers"}, []string{"Workers"})
@@ -51,7 +51,7 @@ func TestConfigValidate(t *testing.T) {
 	var fe *FieldError
 	if err := (Config{Workers: -3}).ValidateExplicit(); !errors.As(err, &fe) ||
 		fe.Value != -3 || fe.Want != "[1, 4096]" || err.Error() != "ingest: Workers = -3, want [1, 4096]\n"+
-		"ingest: Readers = 0, want [1, 1024]\ningest: SketchFactor = 0, want > 0\ningest: BatchFactor = 0, want (0, 64]" {
+		"ingest: SketchFactor = 0, want > 0\ningest: BatchFactor = 0, want (0, 64]" {
 		t.Errorf("ValidateExplicit of Workers -3: %v", err)
 	}
 }

@@ -82,9 +82,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.labels, "labels", "", "write 'vertex component' lines to this file")
 	fs.StringVar(&c.forest, "forest", "", "write the spanning forest as 'u v' lines to this file")
 	fs.IntVar(&c.engine.Workers, "workers", runtime.GOMAXPROCS(0), "local delta workers")
-	fs.IntVar(&c.engine.Readers, "readers", ingest.DefaultReaders(runtime.GOMAXPROCS(0)),
-		"goroutines reading a binary stream file, each with a gutter inserter; 1 reads and inserts on one goroutine")
-	fs.Lookup("readers").DefValue = fmt.Sprintf("one per 4 cores, here %d", c.engine.Readers)
+	fs.IntVar(&c.engine.Readers, "readers", 0, "goroutines reading a binary stream file, each with a gutter inserter; 1 reads and inserts on one goroutine; 0: one per 4 cores, at least 2 above 2^16 vertices on 2 cores or more")
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.engine.SketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")

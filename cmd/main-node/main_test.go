@@ -136,7 +136,7 @@ func TestUsageErrors(t *testing.T) {
 	// The flag that is wrong, not every duration flag; slog's words not.
 	f("--answer-timeout=0s, want > 0", "--stream", multiples, "--listen", "127.0.0.1:0", "--answer-timeout", "0")
 	// The library's range, spelled with the flag (fieldFlags).
-	f("--readers=0, want [1, 1024]", "--stream", multiples, "--readers", "0")
+	f("--readers=-1, want [0, 1024]", "--stream", multiples, "--readers", "-1")
 	f("--batch-factor=0, want (0, 64]", "--stream", multiples, "--batch-factor", "0")
 	f("--queue-batches=-1, want >= 0", "--stream", multiples, "--queue-batches", "-1")
 	f("--frame-delay=0s, want > 0", "--stream", multiples, "--frame-delay", "0")
