@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"log/slog"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
+	"sketchcc/ingest"
 	"sketchcc/stream"
 )
 
@@ -22,7 +20,7 @@ type DirectIO struct {
 
 // AddFlag defines --direct-io on fs, bound to d.
 func (d *DirectIO) AddFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&d.Mode, "direct-io", "auto", "read a stream file with O_DIRECT, bypassing the page cache: auto (when the file is larger than half the memory available at start, so that the cache could not keep it anyway), on, off")
+	fs.StringVar(&d.Mode, "direct-io", "auto", "read a stream file with O_DIRECT, bypassing the page cache: auto (when the file is larger than half the memory this process may use at start — its memory cgroup limit, else the memory available — so that the cache could not keep it anyway), on, off")
 }
 
 // Apply turns direct reads on for f, the stream file at path, when the
@@ -39,8 +37,8 @@ func (d DirectIO) Apply(f *stream.File, path string, log *slog.Logger) bool {
 		return false
 	}
 	size := fi.Size()
-	avail, known := memAvailable()
-	if d.Mode == "auto" && (!known || size <= avail/2) {
+	avail, err := ingest.LimitBytes()
+	if d.Mode == "auto" && (err != nil || size <= avail/2) {
 		return false
 	}
 	if err := f.ReadDirect(true); err != nil {
@@ -51,26 +49,6 @@ func (d DirectIO) Apply(f *stream.File, path string, log *slog.Logger) bool {
 		log.Log(context.Background(), level, "direct reads refused; reading through the page cache", "err", err)
 		return false
 	}
-	log.Info("reading the stream with O_DIRECT", "mode", d.Mode, "bytes", size, "mem_available", avail)
+	log.Info("reading the stream with O_DIRECT", "mode", d.Mode, "bytes", size, "memory_limit", avail)
 	return f.Direct()
-}
-
-// memAvailable returns the kernel's estimate of the memory available to
-// new work (/proc/meminfo) in bytes, and whether the kernel gives one.
-func memAvailable() (int64, bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		rest, ok := strings.CutPrefix(s.Text(), "MemAvailable:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		return kb << 10, err == nil
-	}
-	return 0, false
 }
