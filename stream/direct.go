@@ -46,10 +46,10 @@ type directSection struct {
 	free chan []byte // buffers the reader is done with
 	cur  chunk       // the chunk Read copies from
 	left int64       // the section's bytes not yet returned by Read
-	file *directFile // its spare list takes the buffers back
-	// closed is the File's: a Read after Close fails even when the
+	// file is the File's direct descriptor: its spare list takes the
+	// buffers back, and once it is closed a Read fails even when the
 	// goroutine had read the rest ahead.
-	closed <-chan struct{}
+	file *directFile
 }
 
 // ReadDirect turns direct reads on or off for the Readers made after it.
@@ -128,19 +128,20 @@ func newAlignedChunk() []byte {
 // being the file's ordinary descriptor for a read O_DIRECT refuses.
 func (d *directFile) section(fallback *os.File, off, n int64) io.Reader {
 	s := &directSection{full: make(chan chunk, directDepth), free: make(chan []byte, directDepth),
-		file: d, closed: d.closed, left: n}
+		file: d, left: n}
 	// A section shorter than the read-ahead takes only the buffers it
 	// can fill (it may straddle one more chunk boundary than its length).
 	for range min(directDepth, n/directChunk+2) {
 		s.free <- d.getChunk()
 	}
-	go s.readAhead(d, fallback, off, off+n)
+	go s.readAhead(fallback, off, off+n)
 	return s
 }
 
 // readAhead reads the section's chunks into s.full, in order.
-func (s *directSection) readAhead(d *directFile, fallback *os.File, off, end int64) {
+func (s *directSection) readAhead(fallback *os.File, off, end int64) {
 	defer close(s.full)
+	d := s.file
 	pos := off &^ (directAlign - 1) // aligned offset of the next read
 	for skip := off - pos; pos < end; skip = 0 {
 		var buf []byte
@@ -195,7 +196,7 @@ func (s *directSection) Read(p []byte) (int, error) {
 			s.cur.buf = nil
 		}
 		select {
-		case <-s.closed:
+		case <-s.file.closed:
 			return 0, os.ErrClosed
 		default:
 		}
