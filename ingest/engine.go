@@ -42,17 +42,29 @@ import (
 // DefaultSeed seeds the sketch hashes when Config.Seed is zero.
 const DefaultSeed = 0x5ce7c4c0ffee2026
 
-// DefaultBatchFactor and MaxBatchFactor bound Config.BatchFactor, and
-// MaxWorkers Config.Workers.
+// MaxBatchFactor bounds Config.BatchFactor (DefaultBatchFactor gives its
+// default), and MaxWorkers Config.Workers.
 const (
-	DefaultBatchFactor = 1.0
-	MaxBatchFactor     = 64
-	MaxWorkers         = 4096
-	MaxReaders         = gutters.MaxParts
+	MaxBatchFactor = 64
+	MaxWorkers     = 4096
+	MaxReaders     = gutters.MaxParts
 	// MaxVertices bounds Config.Vertices: the gutters number their
 	// buffers, one per vertex and the spares of a full queue, with 31 bits.
 	MaxVertices = 1<<31 - 1 - gutters.MaxQueueBatches
 )
+
+// DefaultBatchFactor returns the batch factor for a graph of vertices
+// vertices: 1 up to 2^16 vertices, where the gutters hold 16-bit ids and
+// take half the sketch bytes, and 0.4 above, where they hold 32-bit ids:
+// at 1 they would take as much memory as the sketches (peak RSS 2.07× the
+// sketch bytes on kron17), at 0.4 they take 0.4× (1.46×) for a rate within
+// the run-to-run spread (results/big-2026-12-06.md).
+func DefaultBatchFactor(vertices uint32) float64 {
+	if vertices > 1<<16 {
+		return 0.4
+	}
+	return 1
+}
 
 // DefaultReaders returns the reader count for a machine of cores cores
 // and a graph of vertices vertices: one reader per four cores, at least
@@ -86,7 +98,7 @@ type Config struct {
 	SketchFactor float64
 	// BatchFactor sizes a gutter as BatchFactor · sketch bytes per vertex / 4
 	// neighbour ids (DESIGN.md §3), in (0, MaxBatchFactor]. Zero means
-	// DefaultBatchFactor.
+	// DefaultBatchFactor(Vertices).
 	BatchFactor float64
 	// Seed seeds the sketch hashes. Zero means DefaultSeed.
 	Seed uint64
@@ -137,7 +149,7 @@ func (c *Config) ensureDefaults() {
 		c.SketchFactor = sketch.DefaultFactor
 	}
 	if c.BatchFactor == 0 {
-		c.BatchFactor = DefaultBatchFactor
+		c.BatchFactor = DefaultBatchFactor(c.Vertices)
 	}
 	if c.Seed == 0 {
 		c.Seed = DefaultSeed
@@ -187,8 +199,8 @@ func (c Config) Validate() error { return c.check(false) }
 
 // ValidateExplicit is Validate for a Config whose fields were set
 // explicitly, where a zero is a value rather than "unset" (a command's
-// flags): a zero SketchFactor, BatchFactor, or Workers without Remote, is
-// then out of range. Seed, Readers, QueueBatches and Sets keep zero as
+// flags): a zero SketchFactor, or Workers without Remote, is then out of
+// range. Seed, Readers, BatchFactor, QueueBatches and Sets keep zero as
 // their default.
 func (c Config) ValidateExplicit() error { return c.check(true) }
 
@@ -210,8 +222,8 @@ func (c Config) check(explicit bool) error {
 	if explicit && !(c.SketchFactor > 0) {
 		bad("SketchFactor", c.SketchFactor, "> 0")
 	}
-	if f := c.BatchFactor; !(f > 0 && f <= MaxBatchFactor) && (explicit || f != 0) {
-		bad("BatchFactor", f, fmt.Sprintf("(0, %d]", MaxBatchFactor))
+	if f := c.BatchFactor; !(f >= 0 && f <= MaxBatchFactor) {
+		bad("BatchFactor", f, fmt.Sprintf("[0, %d], 0 for the default", MaxBatchFactor))
 	}
 	if c.QueueBatches < 0 {
 		bad("QueueBatches", c.QueueBatches, ">= 0")

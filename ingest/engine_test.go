@@ -14,9 +14,11 @@ import (
 
 // TestSketchMemoryMatchesDesign: the engine's sketch memory is exactly
 // DESIGN.md §2's 13,072 bytes per vertex at V = 2^17 (R = 34, S = 24), in
-// one slab; untouched vertices cost no resident memory, so this is cheap.
+// one slab, and its gutters hold DESIGN.md §3's sketch bytes / 4 ids at
+// batch factor 1; untouched vertices cost no resident memory, so this is
+// cheap.
 func TestSketchMemoryMatchesDesign(t *testing.T) {
-	e, err := New(Config{Vertices: 1 << 17, Workers: 1})
+	e, err := New(Config{Vertices: 1 << 17, Workers: 1, BatchFactor: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

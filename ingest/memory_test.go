@@ -111,7 +111,7 @@ func TestPlanBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, plan, err := PlanBudget(cfg, updates, m.Total()+runtimeReserveBytes, "", "s")
-	if err != nil || got.Disk != nil || plan.Budget.OutOfCore || got.BatchFactor != DefaultBatchFactor {
+	if err != nil || got.Disk != nil || plan.Budget.OutOfCore || got.BatchFactor != DefaultBatchFactor(cfg.Vertices) {
 		t.Fatalf("fitting limit: %+v, %+v, %v; want the configuration unchanged", got, plan.Budget, err)
 	}
 	limit := runtimeReserveBytes + m.SketchSlab/4
@@ -123,7 +123,7 @@ func TestPlanBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := plan.Budget
-	if got.Disk == nil || got.Disk.Dir != "dir" || !b.OutOfCore || b.Ranges < 4 || got.BatchFactor >= DefaultBatchFactor {
+	if got.Disk == nil || got.Disk.Dir != "dir" || !b.OutOfCore || b.Ranges < 4 || got.BatchFactor >= DefaultBatchFactor(cfg.Vertices) {
 		t.Fatalf("a quarter of the sketches: %+v, %+v; want them on disk in at least 4 ranges, smaller gutters", got, b)
 	}
 	if total := plan.Total() + runtimeReserveBytes; total > limit {

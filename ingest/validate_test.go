@@ -37,7 +37,7 @@ func TestConfigValidate(t *testing.T) {
 			t.Errorf("%+v: ValidateExplicit names %q, want %q", c, got, explicit)
 		}
 	}
-	all := []string{"Workers", "SketchFactor", "BatchFactor"}
+	all := []string{"Workers", "SketchFactor"}
 	f(Config{}, nil, all)
 	good := Config{Workers: 1, Readers: 1, SketchFactor: 0.5, BatchFactor: MaxBatchFactor}
 	f(good, nil, nil)
@@ -51,7 +51,23 @@ func TestConfigValidate(t *testing.T) {
 	var fe *FieldError
 	if err := (Config{Workers: -3}).ValidateExplicit(); !errors.As(err, &fe) ||
 		fe.Value != -3 || fe.Want != "[1, 4096]" || err.Error() != "ingest: Workers = -3, want [1, 4096]\n"+
-		"ingest: SketchFactor = 0, want > 0\ningest: BatchFactor = 0, want (0, 64]" {
+		"ingest: SketchFactor = 0, want > 0" {
 		t.Errorf("ValidateExplicit of Workers -3: %v", err)
+	}
+}
+
+// TestDefaultBatchFactor: at the default batch factor the gutters (with
+// their queue) take at most 0.55× the sketch bytes on either side of 2^16 vertices, where their
+// ids widen from 16 to 32 bits (issue 28: peak RSS at most 1.5× the
+// sketches).
+func TestDefaultBatchFactor(t *testing.T) {
+	for _, v := range []uint32{1 << 13, 1 << 16, 1<<16 + 1, 1 << 17, 1 << 20} {
+		s, g, err := Memory(Config{Vertices: v, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := float64(g) / float64(s); r > 0.55 || r < 0.3 {
+			t.Errorf("%d vertices: gutters %d bytes = %.2f× the sketches' %d, want in [0.3, 0.55]", v, g, r, s)
+		}
 	}
 }

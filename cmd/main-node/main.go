@@ -86,7 +86,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (config, error) {
 	addClusterFlags(fs, &c.cluster)
 	addMetricsFlags(fs, &c.metrics)
 	fs.Float64Var(&c.engine.SketchFactor, "sketch-factor", sketch.DefaultFactor, "sketch factor f: columns = max(18, ceil(f·log2 V/0.737)); raise it if a query runs out of rounds")
-	fs.Float64Var(&c.engine.BatchFactor, "batch-factor", ingest.DefaultBatchFactor, "gutter size as a multiple of the sketch bytes per vertex / 4")
+	fs.Float64Var(&c.engine.BatchFactor, "batch-factor", 0, "gutter size as a multiple of the sketch bytes per vertex / 4; 0: 1 up to 2^16 vertices, 0.4 above")
 	fs.Uint64Var(&c.engine.Seed, "seed", ingest.DefaultSeed, "seed of the sketch hashes")
 	fs.IntVar(&c.engine.QueueBatches, "queue-batches", 0, "batches queued before the reader blocks (0: 32 × workers)")
 	fs.IntVar(&c.queries, "queries", 1, "run this many evenly spaced connected-components queries, the last at the end of the stream")

@@ -137,7 +137,7 @@ func TestUsageErrors(t *testing.T) {
 	f("--answer-timeout=0s, want > 0", "--stream", multiples, "--listen", "127.0.0.1:0", "--answer-timeout", "0")
 	// The library's range, spelled with the flag (fieldFlags).
 	f("--readers=-1, want [0, 1024]", "--stream", multiples, "--readers", "-1")
-	f("--batch-factor=0, want (0, 64]", "--stream", multiples, "--batch-factor", "0")
+	f("--batch-factor=-0.5, want [0, 64], 0 for the default", "--stream", multiples, "--batch-factor", "-0.5")
 	f("--queue-batches=-1, want >= 0", "--stream", multiples, "--queue-batches", "-1")
 	f("--frame-delay=0s, want > 0", "--stream", multiples, "--frame-delay", "0")
 	f("--redial-backoff=-1s, want > 0", "--stream", multiples, "--redial-backoff", "-1s")
