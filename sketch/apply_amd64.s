@@ -113,8 +113,13 @@
 // GROUP hashes the key in Z0 for eight columns with seeds seeds, keeps the
 // lanes whose depth is below R (a bit of masks set in the hash), computes
 // their bucket offsets from bases (16·(1 + c·R + 63) − 16·lzcnt(h & −h) =
-// 16·(1 + c·R + ctz(h))) and XORs X3 into the eight buckets. Clobbers Z1,
-// Z2, K1, BX, X4.
+// 16·(1 + c·R + ctz(h))) and XORs X3 into the eight buckets. The offsets
+// go to the frame as two 32-byte stores, not one 64-byte store: AMD Zen 4
+// does not forward a 64-byte store to the 8-byte loads that read it back,
+// which then wait for the store to retire (33 M index updates/s on the
+// AMD EPYC family 25 model 17 of results/kernels-2026-12-06.md against 55 M
+// with 32-byte stores); other CPUs forward both. Clobbers Z1, Z2, K1, BX,
+// X4.
 #define GROUP(seeds, masks, bases) \
 	VPXORQ seeds, Z0, Z1 \
 	VPSHUFD $0xb1, Z1, Z2 \
@@ -127,7 +132,9 @@
 	VPSLLQ $4, Z1, Z1 \
 	VMOVDQA64 Z27, Z2 \
 	VPSUBQ Z1, bases, K1, Z2 \
-	VMOVDQU64 Z2, 0(R14) \
+	VMOVDQU Y2, 0(R14) \
+	VEXTRACTI64X4 $1, Z2, Y1 \
+	VMOVDQU Y1, 32(R14) \
 	XOR_LANE(0) \
 	XOR_LANE(8) \
 	XOR_LANE(16) \
