@@ -135,9 +135,9 @@ type Resume struct {
 	Meta Meta
 	// Params are the parameters of the checkpoint's sketches.
 	Params sketch.Params
-	// Table holds the checkpoint's sketches when ReadResume read them,
-	// and the resumed run owns it; it is nil from OpenResume, whose Load
-	// reads them into the run's store.
+	// Table holds the checkpoint's sketches when ReadResume read them
+	// into memory, and the resumed run owns it; otherwise it is nil and
+	// Load reads them into the run's store.
 	Table *sketch.Table
 	path  string
 	// body is the offset of the table's buckets and size the file's bytes
@@ -149,23 +149,14 @@ type Resume struct {
 // was not taken on the stream want.Stream, called name in errors, with
 // want's seed and sketch factor where they are set (Meta.Check). It
 // returns Read's errors as they are, and Check's after the checkpoint's
-// path and name.
-func ReadResume(dir, name string, want Params) (*Resume, error) {
-	return readResume(dir, name, want, true)
-}
-
-// OpenResume is ReadResume without reading the table into memory: it
-// reads the whole file once and checks it as Read does, holding 1 MiB and
-// dropping the file's pages from the page cache afterwards, and returns a
-// Resume whose Table is nil and whose Load reads the sketches into a
-// store, which may keep them on disk (a table larger than memory).
-func OpenResume(dir, name string, want Params) (*Resume, error) {
-	return readResume(dir, name, want, false)
-}
-
-func readResume(dir, name string, want Params, keep bool) (*Resume, error) {
+// path and name. With inMemory the table is read into Resume.Table;
+// without, the file is read once and checked all the same, holding 1 MiB
+// and dropping its pages from the page cache afterwards, Table is nil and
+// Load reads the sketches into a store, which may keep them on disk (a
+// table larger than memory).
+func ReadResume(dir, name string, want Params, inMemory bool) (*Resume, error) {
 	path := Path(dir)
-	f, err := read(path, keep)
+	f, err := read(path, inMemory)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}

@@ -130,18 +130,18 @@ func TestReadResume(t *testing.T) {
 		t.Errorf("Take logged %q, want %q in it", log.String(), want)
 	}
 	for _, want := range []Params{{Stream: id}, {Stream: id, Seed: 42, SketchFactor: 1.5}} {
-		r, err := ReadResume(dir, "s.bin", want)
+		r, err := ReadResume(dir, "s.bin", want, true)
 		if err != nil || r.Meta.Updates != 40 || r.Meta.BatchFactor != 0.5 || r.Table.Params().Seed() != 42 ||
 			r.Table.Params().Factor() != 1.5 {
 			t.Errorf("ReadResume(%+v) = %+v, %v", want, r, err)
 		}
 	}
-	_, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 43})
+	_, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 43}, true)
 	if !errors.Is(err, ErrMismatch) || !strings.HasPrefix(err.Error(), "checkpoint "+Path(dir)+", stream s.bin: ") {
 		t.Errorf("another seed: %v", err)
 	}
 	empty := t.TempDir()
-	_, err = ReadResume(empty, "s.bin", Params{Stream: id})
+	_, err = ReadResume(empty, "s.bin", Params{Stream: id}, false)
 	if _, _, rerr := Read(empty); err == nil || err.Error() != rerr.Error() {
 		t.Errorf("no checkpoint: %v, want Read's %v", err, rerr)
 	}
@@ -166,12 +166,12 @@ func TestIdentifyPacked(t *testing.T) {
 	}
 }
 
-// TestOpenResumeLoad: OpenResume checks a checkpoint (taken with the page
-// cache kept small) without keeping its table, and Load hands exactly
-// the table's buckets to the store; a fill that stops early, or a table
-// changed after the check, fails Load naming the file, and OpenResume
-// refuses the changed file.
-func TestOpenResumeLoad(t *testing.T) {
+// TestResumeLoad: ReadResume not in memory checks a checkpoint (taken
+// with the page cache kept small) without keeping its table, and Load
+// hands exactly the table's buckets to the store; a fill that stops
+// early, or a table changed after the check, fails Load naming the file,
+// and ReadResume refuses the changed file.
+func TestResumeLoad(t *testing.T) {
 	f, id := testStream(t, 100)
 	dir := t.TempDir()
 	cur := f.Cursor()
@@ -183,14 +183,14 @@ func TestOpenResumeLoad(t *testing.T) {
 	if err := tk.Take(40, true, []stream.Edge{{Src: 3, Dst: 4}}); err != nil {
 		t.Fatal(err)
 	}
-	eager, err := ReadResume(dir, "s.bin", Params{Stream: id})
+	eager, err := ReadResume(dir, "s.bin", Params{Stream: id}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenResume(dir, "s.bin", Params{Stream: id, Seed: 42})
+	r, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 42}, false)
 	if err != nil || r.Table != nil || r.Params.Seed() != 42 || r.Params.TableBytes() != tb.Params().TableBytes() || r.Meta.Updates != 40 || len(r.Meta.Forest) != 1 ||
 		r.Meta.Forest[0] != eager.Meta.Forest[0] || r.Meta.Prefix != eager.Meta.Prefix {
-		t.Fatalf("OpenResume = %+v, %v; ReadResume gives %+v", r, err, eager.Meta)
+		t.Fatalf("ReadResume not in memory = %+v, %v; in memory it gives %+v", r, err, eager.Meta)
 	}
 	want := tableBytes(t, tb)[sketch.TableHeaderBytes:]
 	var got []byte
@@ -218,8 +218,8 @@ func TestOpenResumeLoad(t *testing.T) {
 		!strings.Contains(err.Error(), Path(dir)) {
 		t.Errorf("Load of a table changed since the check: %v, want ErrCorrupt naming the file", err)
 	}
-	if _, err := OpenResume(dir, "s.bin", Params{Stream: id}); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("OpenResume of a flipped bit: %v, want ErrCorrupt", err)
+	if _, err := ReadResume(dir, "s.bin", Params{Stream: id}, false); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ReadResume of a flipped bit: %v, want ErrCorrupt", err)
 	}
 }
 

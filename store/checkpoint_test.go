@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"sketchcc/sketch"
@@ -111,5 +113,34 @@ func TestLoad(t *testing.T) {
 	}
 	if err := dsk.Load(bytes.NewReader(body)); err == nil {
 		t.Error("Load into a store that has applied batches succeeded")
+	}
+}
+
+// TestOpenDiskOverKilledRun: the files a run killed before its Close left
+// in the directory (more ranges than the new store's) are truncated or
+// removed, and the new store's Close leaves the directory empty.
+func TestOpenDiskOverKilledRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"sketches", "spill-00000", "spill-00005", "spill-00042"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("left by a killed run"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := sketch.NewParams(300, 1, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenDisk(p, DiskConfig{Dir: dir, ResidentBytes: p.TableBytes()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.OutOfCore(); st.Layout.Ranges != 1 {
+		t.Fatalf("%d ranges, want 1", st.Layout.Ranges)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := os.ReadDir(dir); err != nil || len(left) != 0 {
+		t.Errorf("%d files left after Close (%v), want none", len(left), err)
 	}
 }
