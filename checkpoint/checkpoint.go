@@ -222,6 +222,9 @@ func Path(dir string) string { return filepath.Join(dir, FileName) }
 // Updates records, and fails when t writes other than a table's bytes.
 func Write(dir string, m Meta, t Sketches) (int64, error) { return writeFile(dir, m, t, false) }
 
+// writeUncached is Write keeping the file out of the page cache (Taker.Uncached).
+func writeUncached(dir string, m Meta, t Sketches) (int64, error) { return writeFile(dir, m, t, true) }
+
 // syncEvery is how many bytes a Write that keeps out of the page cache
 // writes between two write-backs.
 const syncEvery = 64 << 20
@@ -364,9 +367,10 @@ type file struct {
 	meta   Meta
 	params sketch.Params // the table's
 	table  *sketch.Table // nil unless read kept it
-	// body is the offset of the table's first bucket, and size the
-	// file's bytes.
+	// body is the offset of the table's first bucket, size the file's
+	// bytes and crc its checksum.
 	body, size int64
+	crc        uint32
 }
 
 // openRegular opens path for reading when it is a regular file, and
@@ -467,7 +471,7 @@ func read(path string, keep bool) (file, error) {
 			return file{}, fmt.Errorf("%w: forest edge %d is (%d,%d) on %d vertices", ErrCorrupt, i, e.Src, e.Dst, v)
 		}
 	}
-	return file{meta: m, params: p, table: t, body: want - p.TableBytes() - 4, size: size}, nil
+	return file{meta: m, params: p, table: t, body: want - p.TableBytes() - 4, size: size, crc: sum}, nil
 }
 
 // dropCache asks the kernel to drop the page cache's pages of f (clean,

@@ -117,7 +117,11 @@ func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) err
 	}
 	m := Meta{Stream: t.Stream, Updates: updates, Prefix: prefix, BatchFactor: t.BatchFactor,
 		GreedyValid: greedyValid, Forest: forest}
-	n, err := writeFile(t.Dir, m, t.Table, t.Uncached)
+	write := Write
+	if t.Uncached {
+		write = writeUncached
+	}
+	n, err := write(t.Dir, m, t.Table)
 	if err != nil {
 		return err
 	}
@@ -140,9 +144,10 @@ type Resume struct {
 	// Load reads them into the run's store.
 	Table *sketch.Table
 	path  string
-	// body is the offset of the table's buckets and size the file's bytes
-	// when it was checked.
+	// body is the offset of the table's buckets, and size and crc the
+	// file's bytes and checksum when it was checked.
 	body, size int64
+	crc        uint32
 }
 
 // ReadResume reads the checkpoint of dir (Read) and refuses it when it
@@ -156,24 +161,36 @@ type Resume struct {
 // table larger than memory).
 func ReadResume(dir, name string, want Params, inMemory bool) (*Resume, error) {
 	path := Path(dir)
-	f, err := read(path, inMemory)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	r := &Resume{path: path}
+	if inMemory {
+		m, t, err := Read(dir)
+		if err != nil {
+			return nil, err
+		}
+		r.Meta, r.Params, r.Table = m, t.Params(), t
+	} else {
+		f, err := read(path, false)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		r.Meta, r.Params, r.body, r.size, r.crc = f.meta, f.params, f.body, f.size, f.crc
 	}
-	if err := f.meta.Check(f.params, want); err != nil {
+	if err := r.Meta.Check(r.Params, want); err != nil {
 		return nil, fmt.Errorf("checkpoint %s, stream %s: %w", path, name, err)
 	}
-	return &Resume{Meta: f.meta, Params: f.params, Table: f.table, path: path, body: f.body, size: f.size}, nil
+	return r, nil
 }
 
 // Load reads the checkpoint's sketches again and hands them to fill as a
-// reader of exactly Params.TableBytes() bytes, every vertex's buckets
+// reader of exactly the table's bytes (sketch.Params.TableBytes), every
+// vertex's buckets
 // vertex after vertex (store.Store.Load reads that), checking the file's
 // checksum over them once fill has read them all: what fill read is the
 // checkpoint's only when Load returns nil. It does nothing when Table is
 // set (ReadResume read them; the run owns them). Its errors name the file:
-// fill's, a file changed since it was checked or that fill did not read
-// to the end, and the ErrCorrupt of a checksum that no longer matches.
+// fill's, and that of a file fill did not read to the end; a file that
+// changed since it was checked (its size or its checksum, even one
+// replaced by another whole checkpoint) is an error wrapping ErrCorrupt.
 func (r *Resume) Load(fill func(body io.Reader) error) error {
 	if r.Table != nil {
 		return nil
@@ -211,8 +228,8 @@ func (r *Resume) load(fill func(body io.Reader) error) error {
 	if _, err := io.ReadFull(br, tail[:]); err != nil {
 		return fmt.Errorf("%w: no checksum: %w", ErrCorrupt, err)
 	}
-	if got := binary.LittleEndian.Uint32(tail[:]); got != sum {
-		return fmt.Errorf("%w: checksum %#08x, content gives %#08x (changed since it was checked)", ErrCorrupt, got, sum)
+	if got := binary.LittleEndian.Uint32(tail[:]); got != sum || sum != r.crc {
+		return fmt.Errorf("%w: checksum %#08x, content gives %#08x, %#08x when it was checked: changed meanwhile", ErrCorrupt, got, sum, r.crc)
 	}
 	return nil
 }

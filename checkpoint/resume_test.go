@@ -249,3 +249,35 @@ func TestWriteShortSketches(t *testing.T) {
 		t.Errorf("the old checkpoint after a refused Write: %v", err)
 	}
 }
+
+// TestResumeLoadReplaced: a checkpoint replaced, after ReadResume checked
+// it, by another whole one of the same size (a later step) fails Load:
+// the sketches would not be those of the Meta checked.
+func TestResumeLoadReplaced(t *testing.T) {
+	f, id := testStream(t, 100)
+	dir := t.TempDir()
+	cur := f.Cursor()
+	if n, err := cur.Read(make([]stream.Update, 40)); n != 40 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	tb := testTable(t)
+	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: tb, BatchFactor: 0.5}
+	if err := tk.Take(40, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadResume(dir, "s.bin", Params{Stream: id}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cur.Read(make([]stream.Update, 10)); n != 10 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	tb.ApplyBatch(3, []uint32{9})
+	if err := tk.Take(50, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = r.Load(func(body io.Reader) error { _, err := io.Copy(io.Discard, body); return err })
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "changed meanwhile") {
+		t.Errorf("Load of a checkpoint replaced since the check: %v, want ErrCorrupt, changed meanwhile", err)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"sketchcc/checkpoint"
 	"sketchcc/dsu"
@@ -87,13 +86,14 @@ func resumeChecked(t *testing.T, name, path, ck string, from uint64, truth *dsu.
 
 // TestOutOfCoreKillResume (issue 24, item 5): an out-of-core run (a
 // memory limit below its sketches' bytes, --sketch-dir) that checkpoints
-// at every step is SIGKILLed at three points after its first checkpoint,
-// which may fall in the middle of writing one (the file is written
-// first to a temporary name and renamed); each --resume, out of core
+// at every step is SIGKILLed after its first, second and third
+// checkpoints, and stopped by SIGTERM once (a stop checkpoint between two
+// steps); each --resume, out of core
 // in the same --sketch-dir the killed run left its files in, labels every
 // vertex as the union-find over the final edge set does and leaves the
 // directory empty. The last killed run's out-of-core checkpoint resumes
-// in memory, and an in-memory run's checkpoint out of core, to the same
+// in memory (read whole, or through the store with --sketch-dir and no
+// limit), and an in-memory run's checkpoint out of core, to the same
 // answer.
 func TestOutOfCoreKillResume(t *testing.T) {
 	dir := t.TempDir()
@@ -110,11 +110,16 @@ func TestOutOfCoreKillResume(t *testing.T) {
 	ooc := []string{"--memory-limit", "35M", "--sketch-dir", skDir} // 32 MiB for the runtime, half the 6 MiB of sketches
 	var ck string
 	var at uint64
-	for i, delay := range []time.Duration{0, 200 * time.Millisecond, 420 * time.Millisecond} {
+	kills := []struct {
+		sig   syscall.Signal
+		after int // checkpoints logged
+	}{{syscall.SIGKILL, 1}, {syscall.SIGKILL, 2}, {syscall.SIGKILL, 3}, {syscall.SIGTERM, 2}}
+	for i, k := range kills {
 		ck = filepath.Join(dir, fmt.Sprintf("ck%d", i))
 		// 300 K updates/s: the run takes about 1.15 s, a checkpoint every
-		// 64 Ki updates (0.22 s), so the kills fall after the first,
-		// second and third.
+		// 64 Ki updates (0.22 s); the signal comes as the k.after-th is
+		// logged, while the next step is read and, from time to time,
+		// written.
 		cmd := exec.Command(binary, append([]string{"--stream", path, "--checkpoint-dir", ck, "--checkpoint-every", "1ns",
 			"--rate-limit", "300000", "--workers", "2", "--log-level", "info", "--progress", "never"}, ooc...)...)
 		stderr, err := cmd.StderrPipe()
@@ -126,28 +131,31 @@ func TestOutOfCoreKillResume(t *testing.T) {
 		}
 		var log strings.Builder
 		sc := bufio.NewScanner(stderr)
-		for sc.Scan() && !strings.Contains(sc.Text(), "msg=checkpoint ") {
+		for seen := 0; seen < k.after && sc.Scan(); {
+			if strings.Contains(sc.Text(), "msg=checkpoint ") {
+				seen++
+			}
 			log.WriteString(sc.Text() + "\n")
 		}
-		time.Sleep(delay)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := cmd.Process.Signal(k.sig); err != nil {
 			t.Fatal(err)
 		}
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
 		}
 		_ = cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != -1 {
-			t.Fatalf("kill %d: the run ended with exit %d before the SIGKILL:\n%s", i, code, log.String())
+		if code := cmd.ProcessState.ExitCode(); k.sig == syscall.SIGKILL && code != -1 ||
+			k.sig == syscall.SIGTERM && (code != 1 || !strings.Contains(log.String(), "checkpoint taken")) {
+			t.Fatalf("kill %d: exit %d after %v, want it killed, or after SIGTERM exit 1 with a stop checkpoint:\n%s", i, code, k.sig, log.String())
 		}
 		m, _, err := checkpoint.Read(ck)
 		if err != nil {
-			t.Fatalf("kill %d, %v after the first checkpoint: no valid checkpoint left: %v", i, delay, err)
+			t.Fatalf("kill %d, %v after checkpoint %d: no valid checkpoint left: %v", i, k.sig, k.after, err)
 		}
 		if at = m.Updates; at == 0 || at >= sum.Updates {
 			t.Fatalf("kill %d: checkpoint at %d of %d updates: the test needs one inside the stream", i, at, sum.Updates)
 		}
-		t.Logf("kill %d, %v after the first checkpoint: resuming from update %d of %d", i, delay, at, sum.Updates)
+		t.Logf("kill %d, %v after checkpoint %d: resuming from update %d of %d", i, k.sig, k.after, at, sum.Updates)
 		out := resumeChecked(t, fmt.Sprintf("kill %d, resumed out of core from %d", i, at), path, ck, at, truth, ooc...)
 		if !strings.Contains(out, `"out_of_core":true`) {
 			t.Errorf("kill %d: the resumed run was not out of core: %s", i, out)
@@ -157,6 +165,11 @@ func TestOutOfCoreKillResume(t *testing.T) {
 		}
 	}
 	resumeChecked(t, "out-of-core checkpoint resumed in memory", path, ck, at, truth)
+	// With --sketch-dir and no limit the table fits: the store reads it
+	// into memory from the checked file.
+	if out := resumeChecked(t, "out-of-core checkpoint resumed in memory through the store", path, ck, at, truth, "--sketch-dir", skDir); strings.Contains(out, `"out_of_core":true`) {
+		t.Errorf("resumed with no limit: out of core: %s", out)
+	}
 
 	ram := filepath.Join(dir, "ram")
 	if r := runMain(t, "--stream", path, "--checkpoint-dir", ram, "--checkpoint-every", "1ns", "--json"); r.code != 0 || components(r.stdout) != truth.Sets() {
