@@ -183,10 +183,9 @@ func ReadResume(dir, name string, want Params, inMemory bool) (*Resume, error) {
 
 // Load reads the checkpoint's sketches again and hands them to fill as a
 // reader of exactly the table's bytes (sketch.Params.TableBytes), every
-// vertex's buckets
-// vertex after vertex (store.Store.Load reads that), checking the file's
-// checksum over them once fill has read them all: what fill read is the
-// checkpoint's only when Load returns nil. It does nothing when Table is
+// vertex's buckets vertex after vertex (store.Store.Load reads that),
+// checking the file's checksum over them once fill has read them all:
+// what fill read is the checkpoint's only when Load returns nil. It does nothing when Table is
 // set (ReadResume read them; the run owns them). Its errors name the file:
 // fill's, and that of a file fill did not read to the end; a file that
 // changed since it was checked (its size or its checksum, even one

@@ -17,8 +17,8 @@ import (
 )
 
 // writeChurnStream writes a dynamic Erdős–Rényi stream on 1,024 vertices
-// whose final graph is sparse (about 1,000 edges, a few hundred
-// components) and most of whose updates are deletions paired with
+// whose final graph is sparse (about 1,000 edges, at least 50
+// components, which the test checks) and most of whose updates are deletions paired with
 // inserts: every final edge deleted and re-inserted in 16 rounds, and 90%
 // of the stream transient pairs inserted and deleted again. A record lost
 // or applied twice anywhere most likely joins two components.
