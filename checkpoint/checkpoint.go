@@ -70,7 +70,7 @@ const (
 	headerBytes = 8 + 4 + 4 + 8 + 8 + (4 + 4 + 8 + 8 + 4 + 4) + (4 + 4) + 8
 	flagGreedy  = 1
 	// tableHeaderBytes is sketch.Table.WriteTo's header.
-	tableHeaderBytes = 8 + 4*4 + 8 + 8
+	tableHeaderBytes = sketch.TableHeaderBytes
 	// idBytes is how much of each end of the stream file Identify hashes.
 	idBytes = 1 << 20
 )
@@ -203,14 +203,37 @@ type Meta struct {
 	Forest []stream.Edge
 }
 
+// Sketches is the table a checkpoint holds, as Write takes it: a
+// *sketch.Table, or a sketch store that writes its sketches in the same
+// form (store.Store.WriteTo, out of core one range at a time, so that a
+// table larger than memory is written in bounded memory). WriteTo must
+// write sketch.TableHeaderBytes + Params().TableBytes() bytes.
+type Sketches interface {
+	Params() sketch.Params
+	WriteTo(w io.Writer) (int64, error)
+}
+
 // Path returns the checkpoint file of directory dir.
 func Path(dir string) string { return filepath.Join(dir, FileName) }
 
 // Write writes m and t as the checkpoint of dir, atomically (see the
 // package doc), and returns the bytes written. t must not change while
 // Write runs. It refuses a Meta whose Prefix does not cover exactly
-// Updates records.
-func Write(dir string, m Meta, t *sketch.Table) (int64, error) {
+// Updates records, and fails when t writes other than a table's bytes.
+func Write(dir string, m Meta, t Sketches) (int64, error) { return writeFile(dir, m, t, false) }
+
+// writeUncached is Write keeping the file out of the page cache (Taker.Uncached).
+func writeUncached(dir string, m Meta, t Sketches) (int64, error) { return writeFile(dir, m, t, true) }
+
+// syncEvery is how many bytes a Write that keeps out of the page cache
+// writes between two write-backs.
+const syncEvery = 64 << 20
+
+// writeFile is Write; with uncached it writes the file back and drops its
+// pages from the page cache every syncEvery bytes and at the end, so that
+// a table larger than memory does not fill the cache (which a memory
+// cgroup counts) with dirty pages.
+func writeFile(dir string, m Meta, t Sketches, uncached bool) (int64, error) {
 	final := Path(dir)
 	if m.Prefix.Records != m.Updates {
 		return 0, fmt.Errorf("checkpoint: cannot write %s: its prefix digest covers %d records, the sketches %d",
@@ -221,9 +244,16 @@ func Write(dir string, m Meta, t *sketch.Table) (int64, error) {
 		return 0, fmt.Errorf("checkpoint: cannot create a file in %s: %w", dir, err)
 	}
 	tmp := f.Name()
-	n, err := write(f, m, t)
+	var w io.Writer = f
+	if uncached {
+		w = &flusher{f: f}
+	}
+	n, err := write(w, m, t)
 	if err == nil {
 		err = f.Sync()
+	}
+	if uncached {
+		dropCache(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -247,7 +277,7 @@ func Write(dir string, m Meta, t *sketch.Table) (int64, error) {
 }
 
 // write writes the checkpoint body and its checksum to w.
-func write(w io.Writer, m Meta, t *sketch.Table) (int64, error) {
+func write(w io.Writer, m Meta, t Sketches) (int64, error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	crc := crc32.New(castagnoli)
 	mw := io.MultiWriter(bw, crc)
@@ -277,10 +307,33 @@ func write(w io.Writer, m Meta, t *sketch.Table) (int64, error) {
 	if err != nil {
 		return total, err
 	}
+	if want := sketch.TableHeaderBytes + t.Params().TableBytes(); n != want {
+		return total, fmt.Errorf("the sketches took %d bytes, a table of their parameters %d", n, want)
+	}
 	if _, err := bw.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32())); err != nil {
 		return total, err
 	}
 	return total + 4, bw.Flush()
+}
+
+// flusher writes to f and, every syncEvery bytes, waits for the kernel to
+// write them to the device and drops their pages from the page cache. Both
+// are hints: an I/O error shows at the final fsync.
+type flusher struct {
+	f           *os.File
+	off, synced int64
+}
+
+func (w *flusher) Write(b []byte) (int, error) {
+	n, err := w.f.Write(b)
+	w.off += int64(n)
+	if err == nil && w.off-w.synced >= syncEvery {
+		fd, n := int(w.f.Fd()), w.off-w.synced
+		_ = unix.SyncFileRange(fd, w.synced, n, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+		_ = unix.Fadvise(fd, w.synced, n, unix.FADV_DONTNEED)
+		w.synced = w.off
+	}
+	return n, err
 }
 
 func appendStreamID(b []byte, id StreamID) []byte {
@@ -302,11 +355,22 @@ func appendStreamID(b []byte, id StreamID) []byte {
 // once, p.TableBytes() bytes.
 func Read(dir string) (Meta, *sketch.Table, error) {
 	path := Path(dir)
-	m, t, err := read(path)
+	f, err := read(path, true)
 	if err != nil {
 		return Meta{}, nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	return m, t, nil
+	return f.meta, f.table, nil
+}
+
+// file is a checkpoint file read and checked by read.
+type file struct {
+	meta   Meta
+	params sketch.Params // the table's
+	table  *sketch.Table // nil unless read kept it
+	// body is the offset of the table's first bucket, size the file's
+	// bytes and crc its checksum.
+	body, size int64
+	crc        uint32
 }
 
 // openRegular opens path for reading when it is a regular file, and
@@ -335,10 +399,13 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
-func read(path string) (Meta, *sketch.Table, error) {
+// read reads and checks the checkpoint file at path (see Read), keeping
+// its table when keep is set, and otherwise only hashing it (1 MiB of
+// buffer) and dropping its pages from the page cache afterwards.
+func read(path string, keep bool) (file, error) {
 	f, fi, err := openRegular(path)
 	if err != nil {
-		return Meta{}, nil, err
+		return file{}, err
 	}
 	defer f.Close()
 	size := fi.Size()
@@ -346,56 +413,71 @@ func read(path string) (Meta, *sketch.Table, error) {
 	r := io.TeeReader(bufio.NewReaderSize(f, 1<<20), crc)
 	h := make([]byte, headerBytes)
 	if _, err := io.ReadFull(r, h); err != nil {
-		return Meta{}, nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrCorrupt, size, headerBytes)
+		return file{}, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrCorrupt, size, headerBytes)
 	}
 	m, edges, err := decodeHeader(h, size)
 	if err != nil {
-		return m, nil, err
+		return file{}, err
 	}
 	// The length is known before the table is allocated: a truncated or
 	// padded file is refused without reading it.
 	var th [tableHeaderBytes]byte
 	fb := make([]byte, 8*edges)
 	if _, err := io.ReadFull(r, fb); err != nil {
-		return m, nil, fmt.Errorf("%w: %d bytes, truncated in the forest", ErrCorrupt, size)
+		return file{}, fmt.Errorf("%w: %d bytes, truncated in the forest", ErrCorrupt, size)
 	}
 	if _, err := io.ReadFull(r, th[:]); err != nil {
-		return m, nil, fmt.Errorf("%w: %d bytes, truncated before the table", ErrCorrupt, size)
+		return file{}, fmt.Errorf("%w: %d bytes, truncated before the table", ErrCorrupt, size)
 	}
 	v, factor, seed := binary.LittleEndian.Uint32(th[8:]),
 		math.Float64frombits(binary.LittleEndian.Uint64(th[24:])), binary.LittleEndian.Uint64(th[32:])
 	if v != m.Stream.Vertices {
-		return m, nil, fmt.Errorf("%w: table of %d vertices for a stream of %d", ErrCorrupt, v, m.Stream.Vertices)
+		return file{}, fmt.Errorf("%w: table of %d vertices for a stream of %d", ErrCorrupt, v, m.Stream.Vertices)
 	}
 	p, err := sketch.ParamsOfHeader(v, factor, seed, binary.LittleEndian.Uint32(th[20:]))
 	if err != nil {
-		return m, nil, fmt.Errorf("%w: table parameters: %w", ErrCorrupt, err)
+		return file{}, fmt.Errorf("%w: table parameters: %w", ErrCorrupt, err)
 	}
 	want := int64(headerBytes) + int64(len(fb)) + tableHeaderBytes + p.TableBytes() + 4
 	if size != want {
-		return m, nil, fmt.Errorf("%w: %d bytes, the header promises %d (truncated or padded)", ErrCorrupt, size, want)
+		return file{}, fmt.Errorf("%w: %d bytes, the header promises %d (truncated or padded)", ErrCorrupt, size, want)
 	}
-	t, err := sketch.ReadTable(io.MultiReader(bytes.NewReader(th[:]), r))
-	if err != nil {
-		return m, nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	var t *sketch.Table
+	if keep {
+		if t, err = sketch.ReadTable(io.MultiReader(bytes.NewReader(th[:]), r)); err != nil {
+			return file{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+	} else {
+		if rows, cols := binary.LittleEndian.Uint32(th[12:]), binary.LittleEndian.Uint32(th[16:]); p.Rows() != int(rows) || p.Columns() != int(cols) {
+			return file{}, fmt.Errorf("%w: table geometry %d×%d, parameters give %d×%d", ErrCorrupt, rows, cols, p.Rows(), p.Columns())
+		}
+		if _, err := io.CopyN(io.Discard, r, p.TableBytes()); err != nil {
+			return file{}, fmt.Errorf("%w: table body: %w", ErrCorrupt, err)
+		}
+		defer dropCache(f)
 	}
 	sum := crc.Sum32()
 	var tail [4]byte
 	if _, err := io.ReadFull(r, tail[:]); err != nil {
-		return m, nil, fmt.Errorf("%w: no checksum: %w", ErrCorrupt, err)
+		return file{}, fmt.Errorf("%w: no checksum: %w", ErrCorrupt, err)
 	}
 	if got := binary.LittleEndian.Uint32(tail[:]); got != sum {
-		return m, nil, fmt.Errorf("%w: checksum %#08x, content gives %#08x", ErrCorrupt, got, sum)
+		return file{}, fmt.Errorf("%w: checksum %#08x, content gives %#08x", ErrCorrupt, got, sum)
 	}
 	m.Forest = make([]stream.Edge, edges)
 	for i := range m.Forest {
 		m.Forest[i] = stream.Edge{Src: binary.LittleEndian.Uint32(fb[8*i:]), Dst: binary.LittleEndian.Uint32(fb[8*i+4:])}
 		if e := m.Forest[i]; e.Src >= v || e.Dst >= v || e.Src == e.Dst {
-			return m, nil, fmt.Errorf("%w: forest edge %d is (%d,%d) on %d vertices", ErrCorrupt, i, e.Src, e.Dst, v)
+			return file{}, fmt.Errorf("%w: forest edge %d is (%d,%d) on %d vertices", ErrCorrupt, i, e.Src, e.Dst, v)
 		}
 	}
-	return m, t, nil
+	return file{meta: m, params: p, table: t, body: want - p.TableBytes() - 4, size: size, crc: sum}, nil
 }
+
+// dropCache asks the kernel to drop the page cache's pages of f (clean,
+// read or written and synced), which a memory cgroup counts: a hint, whose
+// failure changes nothing.
+func dropCache(f *os.File) { _ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED) }
 
 // decodeHeader decodes and checks h, a checkpoint's header, for a file of
 // size bytes. It returns the header's fields and the forest's edge count,

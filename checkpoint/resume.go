@@ -1,9 +1,13 @@
 package checkpoint
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"log/slog"
 	"time"
 
@@ -77,10 +81,15 @@ type Taker struct {
 	// Cursor reads the stream; its digest must cover exactly the
 	// updates in Table when Take is called.
 	Cursor *stream.Cursor
-	// Table holds the sketches, and BatchFactor the run's gutter size
-	// (Meta.BatchFactor).
-	Table       *sketch.Table
+	// Table holds the sketches (a store out of core writes them range by
+	// range), and BatchFactor the run's gutter size (Meta.BatchFactor).
+	Table       Sketches
 	BatchFactor float64
+	// Uncached keeps the checkpoint file out of the page cache while it
+	// is written (every 64 MiB written back and dropped), for a run whose
+	// sketches are out of core under a memory limit that counts the
+	// cache.
+	Uncached bool
 	// Logger, when not nil, gets an info record for each checkpoint
 	// written.
 	Logger *slog.Logger
@@ -108,7 +117,11 @@ func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) err
 	}
 	m := Meta{Stream: t.Stream, Updates: updates, Prefix: prefix, BatchFactor: t.BatchFactor,
 		GreedyValid: greedyValid, Forest: forest}
-	n, err := Write(t.Dir, m, t.Table)
+	write := Write
+	if t.Uncached {
+		write = writeUncached
+	}
+	n, err := write(t.Dir, m, t.Table)
 	if err != nil {
 		return err
 	}
@@ -124,22 +137,98 @@ func (t *Taker) Take(updates uint64, greedyValid bool, forest []stream.Edge) err
 // Resume is a checkpoint read to continue its run.
 type Resume struct {
 	Meta Meta
-	// Table holds the checkpoint's sketches; the resumed run owns it.
+	// Params are the parameters of the checkpoint's sketches.
+	Params sketch.Params
+	// Table holds the checkpoint's sketches when ReadResume read them
+	// into memory, and the resumed run owns it; otherwise it is nil and
+	// Load reads them into the run's store.
 	Table *sketch.Table
+	path  string
+	// body is the offset of the table's buckets, and size and crc the
+	// file's bytes and checksum when it was checked.
+	body, size int64
+	crc        uint32
 }
 
 // ReadResume reads the checkpoint of dir (Read) and refuses it when it
 // was not taken on the stream want.Stream, called name in errors, with
 // want's seed and sketch factor where they are set (Meta.Check). It
 // returns Read's errors as they are, and Check's after the checkpoint's
-// path and name.
-func ReadResume(dir, name string, want Params) (*Resume, error) {
-	m, t, err := Read(dir)
+// path and name. With inMemory the table is read into Resume.Table;
+// without, the file is read once and checked all the same, holding 1 MiB
+// and dropping its pages from the page cache afterwards, Table is nil and
+// Load reads the sketches into a store, which may keep them on disk (a
+// table larger than memory).
+func ReadResume(dir, name string, want Params, inMemory bool) (*Resume, error) {
+	path := Path(dir)
+	r := &Resume{path: path}
+	if inMemory {
+		m, t, err := Read(dir)
+		if err != nil {
+			return nil, err
+		}
+		r.Meta, r.Params, r.Table = m, t.Params(), t
+	} else {
+		f, err := read(path, false)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		r.Meta, r.Params, r.body, r.size, r.crc = f.meta, f.params, f.body, f.size, f.crc
+	}
+	if err := r.Meta.Check(r.Params, want); err != nil {
+		return nil, fmt.Errorf("checkpoint %s, stream %s: %w", path, name, err)
+	}
+	return r, nil
+}
+
+// Load reads the checkpoint's sketches again and hands them to fill as a
+// reader of exactly the table's bytes (sketch.Params.TableBytes), every
+// vertex's buckets vertex after vertex (store.Store.Load reads that),
+// checking the file's checksum over them once fill has read them all:
+// what fill read is the checkpoint's only when Load returns nil. It does nothing when Table is
+// set (ReadResume read them; the run owns them). Its errors name the file:
+// fill's, and that of a file fill did not read to the end; a file that
+// changed since it was checked (its size or its checksum, even one
+// replaced by another whole checkpoint) is an error wrapping ErrCorrupt.
+func (r *Resume) Load(fill func(body io.Reader) error) error {
+	if r.Table != nil {
+		return nil
+	}
+	if err := r.load(fill); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", r.path, err)
+	}
+	return nil
+}
+
+func (r *Resume) load(fill func(body io.Reader) error) error {
+	f, fi, err := openRegular(r.path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := m.Check(t.Params(), want); err != nil {
-		return nil, fmt.Errorf("checkpoint %s, stream %s: %w", Path(dir), name, err)
+	defer f.Close()
+	defer dropCache(f)
+	if fi.Size() != r.size {
+		return fmt.Errorf("%w: %d bytes, %d when it was checked: changed meanwhile", ErrCorrupt, fi.Size(), r.size)
 	}
-	return &Resume{Meta: m, Table: t}, nil
+	crc := crc32.New(castagnoli)
+	br := io.TeeReader(bufio.NewReaderSize(f, 1<<20), crc)
+	if _, err := io.CopyN(io.Discard, br, r.body); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	body := &io.LimitedReader{R: br, N: r.Params.TableBytes()}
+	if err := fill(body); err != nil {
+		return err
+	}
+	if body.N != 0 {
+		return fmt.Errorf("%d bytes of the table were left unread", body.N)
+	}
+	sum := crc.Sum32()
+	var tail [4]byte
+	if _, err := io.ReadFull(br, tail[:]); err != nil {
+		return fmt.Errorf("%w: no checksum: %w", ErrCorrupt, err)
+	}
+	if got := binary.LittleEndian.Uint32(tail[:]); got != sum || sum != r.crc {
+		return fmt.Errorf("%w: checksum %#08x, content gives %#08x, %#08x when it was checked: changed meanwhile", ErrCorrupt, got, sum, r.crc)
+	}
+	return nil
 }

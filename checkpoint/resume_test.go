@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"sketchcc/internal/testgraph"
+	"sketchcc/sketch"
 	"sketchcc/stream"
 )
 
@@ -128,18 +130,18 @@ func TestReadResume(t *testing.T) {
 		t.Errorf("Take logged %q, want %q in it", log.String(), want)
 	}
 	for _, want := range []Params{{Stream: id}, {Stream: id, Seed: 42, SketchFactor: 1.5}} {
-		r, err := ReadResume(dir, "s.bin", want)
+		r, err := ReadResume(dir, "s.bin", want, true)
 		if err != nil || r.Meta.Updates != 40 || r.Meta.BatchFactor != 0.5 || r.Table.Params().Seed() != 42 ||
 			r.Table.Params().Factor() != 1.5 {
 			t.Errorf("ReadResume(%+v) = %+v, %v", want, r, err)
 		}
 	}
-	_, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 43})
+	_, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 43}, true)
 	if !errors.Is(err, ErrMismatch) || !strings.HasPrefix(err.Error(), "checkpoint "+Path(dir)+", stream s.bin: ") {
 		t.Errorf("another seed: %v", err)
 	}
 	empty := t.TempDir()
-	_, err = ReadResume(empty, "s.bin", Params{Stream: id})
+	_, err = ReadResume(empty, "s.bin", Params{Stream: id}, false)
 	if _, _, rerr := Read(empty); err == nil || err.Error() != rerr.Error() {
 		t.Errorf("no checkpoint: %v, want Read's %v", err, rerr)
 	}
@@ -161,5 +163,121 @@ func TestIdentifyPacked(t *testing.T) {
 		if got, err := Identify(packed); err != nil || got != want {
 			t.Fatalf("%d updates: the packed copy's StreamID is %+v, %v; the binary file's %+v", n, got, err, want)
 		}
+	}
+}
+
+// TestResumeLoad: ReadResume not in memory checks a checkpoint (taken
+// with the page cache kept small) without keeping its table, and Load
+// hands exactly the table's buckets to the store; a fill that stops
+// early, or a table changed after the check, fails Load naming the file,
+// and ReadResume refuses the changed file.
+func TestResumeLoad(t *testing.T) {
+	f, id := testStream(t, 100)
+	dir := t.TempDir()
+	cur := f.Cursor()
+	if n, err := cur.Read(make([]stream.Update, 40)); n != 40 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	tb := testTable(t)
+	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: tb, BatchFactor: 0.5, Uncached: true}
+	if err := tk.Take(40, true, []stream.Edge{{Src: 3, Dst: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	eager, err := ReadResume(dir, "s.bin", Params{Stream: id}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadResume(dir, "s.bin", Params{Stream: id, Seed: 42}, false)
+	if err != nil || r.Table != nil || r.Params.Seed() != 42 || r.Params.TableBytes() != tb.Params().TableBytes() || r.Meta.Updates != 40 || len(r.Meta.Forest) != 1 ||
+		r.Meta.Forest[0] != eager.Meta.Forest[0] || r.Meta.Prefix != eager.Meta.Prefix {
+		t.Fatalf("ReadResume not in memory = %+v, %v; in memory it gives %+v", r, err, eager.Meta)
+	}
+	want := tableBytes(t, tb)[sketch.TableHeaderBytes:]
+	var got []byte
+	if err := r.Load(func(body io.Reader) (err error) { got, err = io.ReadAll(body); return err }); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("Load read %d bytes (%v), want the table's %d", len(got), err, len(want))
+	}
+	if err := r.Load(func(body io.Reader) error { _, err := io.ReadFull(body, make([]byte, 100)); return err }); err == nil ||
+		!strings.Contains(err.Error(), Path(dir)) || !strings.Contains(err.Error(), "left unread") {
+		t.Errorf("Load with a fill that stops early: %v", err)
+	}
+	if err := eager.Load(func(io.Reader) error { return errors.New("called") }); err != nil {
+		t.Errorf("Load of a Resume that holds its table: %v, want nothing done", err)
+	}
+
+	// One bit of the table flipped after the check.
+	data, err := os.ReadFile(Path(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-100] ^= 1
+	if err := os.WriteFile(Path(dir), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Load(func(body io.Reader) error { _, err := io.Copy(io.Discard, body); return err }); !errors.Is(err, ErrCorrupt) ||
+		!strings.Contains(err.Error(), Path(dir)) {
+		t.Errorf("Load of a table changed since the check: %v, want ErrCorrupt naming the file", err)
+	}
+	if _, err := ReadResume(dir, "s.bin", Params{Stream: id}, false); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("ReadResume of a flipped bit: %v, want ErrCorrupt", err)
+	}
+}
+
+// shortTable writes a table's header and too few buckets.
+type shortTable struct{ *sketch.Table }
+
+func (s shortTable) WriteTo(w io.Writer) (int64, error) {
+	var b bytes.Buffer
+	if _, err := s.Table.WriteTo(&b); err != nil {
+		return 0, err
+	}
+	n, err := w.Write(b.Bytes()[:b.Len()-16])
+	return int64(n), err
+}
+
+// TestWriteShortSketches: sketches that write fewer bytes than their
+// parameters' table are refused, and the old checkpoint stays.
+func TestWriteShortSketches(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, testMeta(), testTable(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(dir, testMeta(), shortTable{testTable(t)}); err == nil || !strings.Contains(err.Error(), "a table of their parameters") {
+		t.Errorf("Write of short sketches: %v", err)
+	}
+	if _, _, err := Read(dir); err != nil {
+		t.Errorf("the old checkpoint after a refused Write: %v", err)
+	}
+}
+
+// TestResumeLoadReplaced: a checkpoint replaced, after ReadResume checked
+// it, by another whole one of the same size (a later step) fails Load:
+// the sketches would not be those of the Meta checked.
+func TestResumeLoadReplaced(t *testing.T) {
+	f, id := testStream(t, 100)
+	dir := t.TempDir()
+	cur := f.Cursor()
+	if n, err := cur.Read(make([]stream.Update, 40)); n != 40 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	tb := testTable(t)
+	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: tb, BatchFactor: 0.5}
+	if err := tk.Take(40, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadResume(dir, "s.bin", Params{Stream: id}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := cur.Read(make([]stream.Update, 10)); n != 10 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	tb.ApplyBatch(3, []uint32{9})
+	if err := tk.Take(50, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = r.Load(func(body io.Reader) error { _, err := io.Copy(io.Discard, body); return err })
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "changed meanwhile") {
+		t.Errorf("Load of a checkpoint replaced since the check: %v, want ErrCorrupt, changed meanwhile", err)
 	}
 }

@@ -140,8 +140,14 @@ type Config struct {
 	Sketches *sketch.Table
 	// Disk, when set, keeps the sketches on disk (store.OpenDisk), for a
 	// table larger than memory; PlanBudget sets it. Nil means in memory.
-	// Not with Sketches.
+	// Not with Sketches: a resumed run fills it by Restore.
 	Disk *store.DiskConfig
+	// Restore, when set, fills the new store from a checkpoint that was
+	// not read into memory (checkpoint.Resume.Load, which calls nothing
+	// when its table is Sketches): New calls it once with the store's
+	// Load (store.Store.Load, on disk or in memory) before anything is
+	// applied, and fails with its error.
+	Restore func(fill func(body io.Reader) error) error
 }
 
 func (c *Config) ensureDefaults() {
@@ -264,7 +270,7 @@ func New(cfg Config) (*Engine, error) {
 	var st *store.Store
 	if cfg.Disk != nil {
 		if cfg.Sketches != nil {
-			return nil, errors.New("ingest: sketches on disk cannot start from a checkpoint's table yet")
+			return nil, errors.New("ingest: sketches on disk start from a checkpoint by Config.Restore, not from a table in memory")
 		}
 		if st, err = store.OpenDisk(p, *cfg.Disk); err != nil {
 			return nil, err
@@ -277,6 +283,11 @@ func New(cfg Config) (*Engine, error) {
 		st = store.From(t)
 	} else {
 		st = store.From(sketch.NewTable(p))
+	}
+	if cfg.Restore != nil {
+		if err := cfg.Restore(st.Load); err != nil {
+			return nil, errors.Join(err, st.Close())
+		}
 	}
 	gc.Queue = st.Queue
 	g, err := gutters.New(gc)

@@ -14,9 +14,9 @@ var ErrEncoding = errors.New("sketch: malformed encoding")
 // tableMagic starts a table checkpoint.
 const tableMagic = "SKCCTBL1"
 
-// tableHeaderBytes: magic, vertices u32, rows u32, columns u32, sets u32,
-// factor f64, seed u64.
-const tableHeaderBytes = 8 + 4*4 + 8 + 8
+// TableHeaderBytes is the size of WriteTo's header: magic, vertices u32,
+// rows u32, columns u32, sets u32, factor f64, seed u64.
+const TableHeaderBytes = 8 + 4*4 + 8 + 8
 
 // WriteTo writes a checkpoint of the table to w:
 //
@@ -26,19 +26,7 @@ const tableHeaderBytes = 8 + 4*4 + 8 + 8
 // little-endian, sets being 0 for one set (Params.WithSets) as in the
 // tables written before sets were. It returns the bytes written.
 func (t *Table) WriteTo(w io.Writer) (int64, error) {
-	h := make([]byte, 0, tableHeaderBytes)
-	h = append(h, tableMagic...)
-	h = binary.LittleEndian.AppendUint32(h, t.p.vertices)
-	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.rows))
-	h = binary.LittleEndian.AppendUint32(h, uint32(t.p.columns))
-	sets := uint32(t.p.sets)
-	if sets == 1 {
-		sets = 0 // as before sets were
-	}
-	h = binary.LittleEndian.AppendUint32(h, sets)
-	h = binary.LittleEndian.AppendUint64(h, math.Float64bits(t.p.factor))
-	h = binary.LittleEndian.AppendUint64(h, t.p.seed)
-	n, err := w.Write(h)
+	n, err := w.Write(AppendTableHeader(make([]byte, 0, TableHeaderBytes), t.p))
 	total := int64(n)
 	if err != nil {
 		return total, fmt.Errorf("sketch: cannot write table header: %w", err)
@@ -57,6 +45,24 @@ func (t *Table) WriteTo(w io.Writer) (int64, error) {
 	return total, nil
 }
 
+// AppendTableHeader appends to b the header that WriteTo writes before
+// the buckets of a table of parameters p (TableHeaderBytes bytes), for a
+// writer that produces the buckets itself, vertex after vertex (a sketch
+// store on disk, range by range).
+func AppendTableHeader(b []byte, p Params) []byte {
+	b = append(b, tableMagic...)
+	b = binary.LittleEndian.AppendUint32(b, p.vertices)
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.rows))
+	b = binary.LittleEndian.AppendUint32(b, uint32(p.columns))
+	sets := uint32(p.sets)
+	if sets == 1 {
+		sets = 0 // as before sets were
+	}
+	b = binary.LittleEndian.AppendUint32(b, sets)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.factor))
+	return binary.LittleEndian.AppendUint64(b, p.seed)
+}
+
 // ParamsOfHeader returns the parameters of a table header's vertices,
 // factor, seed and sets (0 or 1 for one set): NewParams', then WithSets'.
 func ParamsOfHeader(vertices uint32, factor float64, seed uint64, sets uint32) (Params, error) {
@@ -71,7 +77,7 @@ func ParamsOfHeader(vertices uint32, factor float64, seed uint64, sets uint32) (
 // wrapping ErrEncoding for a bad magic, a geometry that NewParams would not
 // produce, or a short body (io.ErrUnexpectedEOF also wrapped).
 func ReadTable(r io.Reader) (*Table, error) {
-	var h [tableHeaderBytes]byte
+	var h [TableHeaderBytes]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return nil, fmt.Errorf("%w: table header: %w", ErrEncoding, err)
 	}

@@ -29,7 +29,8 @@ import (
 // geometry), so a pass reads only those columns.
 type DiskConfig struct {
 	// Dir is the directory of the sketch and spill files, which the Store
-	// creates and Close removes. It must exist.
+	// creates (over those a killed run left) and Close removes. It must
+	// exist, and belong to one Store at a time.
 	Dir string
 	// ResidentBytes is the memory for the resident range's sketches, and
 	// for the columns a query reads, in bytes. It must hold the sketches
@@ -150,8 +151,9 @@ type disk struct {
 
 // OpenDisk returns a Store for parameters p whose sketches live in a file
 // in cfg.Dir (see DiskConfig), all zero. It returns an error wrapping
-// ErrResident, or naming the file it could not create, reserve or map
-// buffers for. Close removes the files.
+// ErrResident, or naming the file it could not create, reserve, remove
+// (a killed run's spill file past its ranges) or map buffers for. Close
+// removes the files.
 func OpenDisk(p sketch.Params, cfg DiskConfig) (*Store, error) {
 	cfg.ensureDefaults()
 	lay, err := cfg.Layout(p)
@@ -198,6 +200,28 @@ func (d *disk) open() error {
 			return err
 		}
 		sp.buf = unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	return d.removeStale()
+}
+
+// removeStale removes the spill files of ranges beyond this store's that
+// a run killed before its Close left in the directory (a run resumed
+// with other ranges truncates the rest as it opens them), so that none
+// outlives this store's Close. It returns the error of a removal, naming
+// the file.
+func (d *disk) removeStale() error {
+	old, err := filepath.Glob(filepath.Join(d.cfg.Dir, "spill-[0-9][0-9][0-9][0-9][0-9]"))
+	if err != nil {
+		return err
+	}
+	for _, path := range old {
+		var r int
+		if _, err := fmt.Sscanf(filepath.Base(path), "spill-%05d", &r); err != nil || r < d.lay.Ranges {
+			continue
+		}
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("store: cannot remove the stale spill file %s: %w", path, err)
+		}
 	}
 	return nil
 }

@@ -78,7 +78,8 @@ func (c *checkpointConfig) validate(fs *pflag.FlagSet, format string) []error {
 }
 
 // readResume reads the checkpoint of --resume (checkpoint.ReadResume),
-// comparing with it only the sketch flags the user set.
+// comparing with it only the sketch flags the user set; with --sketch-dir
+// it leaves the sketches for the store to read, on disk if they do not fit.
 func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {
 	want := checkpoint.Params{Stream: id, Sets: c.kconn.K}
 	if c.checkpoint.seedSet {
@@ -87,7 +88,7 @@ func readResume(c config, id checkpoint.StreamID) (*checkpoint.Resume, error) {
 	if c.checkpoint.factorSet {
 		want.SketchFactor = c.engine.SketchFactor
 	}
-	r, err := checkpoint.ReadResume(c.checkpoint.resume, c.stream, want)
+	r, err := checkpoint.ReadResume(c.checkpoint.resume, c.stream, want, c.mem.Dir == "")
 	if err != nil {
 		return nil, fmt.Errorf("--resume: %w", err)
 	}
@@ -117,8 +118,8 @@ func checkPrefix(ctx context.Context, c config, cur *stream.Cursor, m checkpoint
 // schedule returns the query schedule's checkpoint and resume part and
 // the checkpoints' writer, and restores room from --resume's checkpoint.
 func schedule(c config, in input, e *ingest.Engine, room *cc.Room, log *slog.Logger) (cc.Schedule, *checkpoint.Taker, error) {
-	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: in.cur, Table: e.Store().Table(),
-		BatchFactor: e.Config().BatchFactor, Logger: log}
+	taker := &checkpoint.Taker{Dir: c.checkpoint.dir, Stream: in.id, Cursor: in.cur, Table: e.Store(),
+		BatchFactor: e.Config().BatchFactor, Logger: log, Uncached: e.Store().Table() == nil}
 	sched := cc.Schedule{Name: c.stream, From: in.from, CheckpointEvery: c.checkpoint.every}
 	if in.res0 != nil {
 		m := in.res0.Meta

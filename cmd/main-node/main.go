@@ -149,7 +149,7 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
 	errs = append(errs, kconnErrors(c.kconn)...)
-	errs = append(errs, c.mem.Validate(c.cluster.listen != "", c.checkpoint.dir != "" || c.checkpoint.resume != "")...)
+	errs = append(errs, c.mem.Validate(c.cluster.listen != "")...)
 	for _, f := range c.queryAtList {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil {
@@ -303,8 +303,8 @@ func engineConfig(c config, h stream.Header, res0 *checkpoint.Resume) ingest.Con
 	// sparse stream they would make whole 2 MiB regions resident.
 	cfg.HugePages = c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices)
 	if res0 != nil { // the checkpoint's sketches, and its batch factor unless --batch-factor is given
-		p := res0.Table.Params()
-		cfg.SketchFactor, cfg.Seed, cfg.Sketches = p.Factor(), p.Seed(), res0.Table
+		p := res0.Params
+		cfg.SketchFactor, cfg.Seed, cfg.Sketches, cfg.Restore = p.Factor(), p.Seed(), res0.Table, res0.Load
 		if !c.checkpoint.batchSet {
 			cfg.BatchFactor = res0.Meta.BatchFactor
 		}

@@ -34,8 +34,8 @@ func (m *Memory) AddFlags(fs *pflag.FlagSet) {
 
 // Validate parses the limit and returns the problems of the two flags
 // with the others: the sketches on disk do not work yet with remote
-// workers (remote) or checkpoints (checkpoint).
-func (m *Memory) Validate(remote, checkpoint bool) []error {
+// workers (remote).
+func (m *Memory) Validate(remote bool) []error {
 	var errs []error
 	if m.Limit != "" {
 		b, err := parseBytes(m.Limit)
@@ -46,9 +46,6 @@ func (m *Memory) Validate(remote, checkpoint bool) []error {
 	}
 	if m.Dir != "" && remote {
 		errs = append(errs, errors.New("--sketch-dir does not work with remote workers (--listen) yet"))
-	}
-	if m.Dir != "" && checkpoint {
-		errs = append(errs, errors.New("--sketch-dir does not work with --checkpoint-dir or --resume yet"))
 	}
 	return errs
 }
