@@ -157,12 +157,13 @@ func (f *File) Reader(lo, hi uint64) *Reader {
 // for the next range once this Reader is done with, so that a goroutine
 // reading many short ranges does not allocate (and fault in) a buffer per
 // range. buf must hold at least RecordBytes bytes (a block and 8 bytes for
-// a packed stream); a shorter one is replaced by a new buffer.
+// a packed stream, after the decoding buffers packedReader.carve takes
+// from it); a shorter one is replaced by a new buffer.
 func (f *File) ReaderBuf(lo, hi uint64, buf []byte) *Reader {
 	r := f.Reader(lo, hi)
 	switch {
 	case r.pk != nil:
-		r.pk.in.buf = buf
+		r.pk.in.buf = r.pk.carve(buf)
 	case len(buf) >= RecordBytes:
 		r.in.buf = buf
 	}

@@ -257,6 +257,30 @@ func TestPacked_FileRanges(t *testing.T) {
 	if got, err := readAll(r, 100); err != nil || !slices.Equal(got, us[1000:3000]) || &r.pk.in.buf[0] != &buf[0] {
 		t.Errorf("ReaderBuf: %d updates, %v; reads through the caller's buffer: %v", len(got), err, &r.pk.in.buf[0] == &buf[0])
 	}
+	// A buffer that also holds the decoding buffers lends them too: ReadRaw
+	// decodes into it, and a range read allocates no buffer of its own.
+	big := make([]byte, 1<<17)
+	d := Digest{}
+	var alias bool
+	allocs := testing.AllocsPerRun(5, func() {
+		r := f.ReaderBuf(1000, 3000, big)
+		d = Digest{}
+		for {
+			recs, _, err := r.ReadRaw()
+			if len(recs) == 0 {
+				if err != io.EOF {
+					t.Errorf("ReadRaw: %v, want io.EOF at the range's end", err)
+				}
+				break
+			}
+			alias = &recs[0] == &big[0]
+			d = d.Update(recs)
+		}
+	})
+	if want := binaryDigest(us[1000:3000]); d != want || !alias || allocs > 8 {
+		t.Errorf("ReaderBuf with a large buffer: digest %+v, want %+v; records in the caller's buffer: %v; %.0f allocations a range",
+			d, want, alias, allocs)
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		lo := rng.Uint64N(n + 1)
