@@ -138,15 +138,16 @@ type disk struct {
 		resident []sketch.Bucket // lay.ResidentBytes
 		io       []byte          // read buffer, ioChunk bytes
 		carry    []uint32        // a batch cut by the end of a read chunk (Go heap)
+		// scratch holds *deltaScratch (Go heap): a merge for a range
+		// that is not resident lays its delta out in one, one per
+		// concurrent merge.
+		scratch sync.Pool
 	}
 	cur    int // the resident range, or -1
 	spills []*spill
 	cols   *sketch.Columns // the columns last loaded, in buf.resident
 	stale  atomic.Bool     // a batch was applied since cols was loaded
-	// scratch holds *deltaScratch: a merge for a range that is not
-	// resident lays its delta out in one, one per concurrent merge.
-	scratch sync.Pool
-	n       struct {
+	n      struct {
 		spilled                            atomic.Int64 // bytes in all spills
 		read, written, swaps, columnPasses atomic.Int64
 	}
@@ -163,7 +164,7 @@ func OpenDisk(p sketch.Params, cfg DiskConfig) (*Store, error) {
 		return nil, err
 	}
 	d := &disk{p: p, cfg: cfg, lay: lay, cur: -1, geo: newGeometry(p, lay.Span)}
-	d.scratch.New = func() any { return &deltaScratch{sketch: make([]sketch.Bucket, p.BucketsPerVertex())} }
+	d.buf.scratch.New = func() any { return &deltaScratch{sketch: make([]sketch.Bucket, p.BucketsPerVertex())} }
 	d.file.path = filepath.Join(cfg.Dir, "sketches")
 	if err := d.open(); err != nil {
 		d.close()
@@ -283,13 +284,13 @@ func (d *disk) merge(v uint32, f func([]sketch.Bucket), l *sync.Mutex) error {
 		d.mu.RUnlock()
 		return nil
 	}
-	sc := d.scratch.Get().(*deltaScratch)
+	sc := d.buf.scratch.Get().(*deltaScratch)
 	clear(sc.sketch)
 	f(sc.sketch)
 	sc.words = appendDeltaWords(sc.words[:0], sc.sketch)
 	total, err := d.spillLocked(r, v, deltaFlag|uint32(len(sc.words)), sc.words)
 	d.mu.RUnlock()
-	d.scratch.Put(sc)
+	d.buf.scratch.Put(sc)
 	return d.settle(total, err)
 }
 
