@@ -33,8 +33,8 @@ func (m *Memory) AddFlags(fs *pflag.FlagSet) {
 }
 
 // Validate parses the limit and returns the problems of the two flags
-// with the others: the sketches on disk do not work yet with remote
-// workers (remote) or checkpoints (checkpoint).
+// with the others: the sketches on disk do not work yet with checkpoints
+// (checkpoint); remote workers (remote) merge into them.
 func (m *Memory) Validate(remote, checkpoint bool) []error {
 	var errs []error
 	if m.Limit != "" {
@@ -43,9 +43,6 @@ func (m *Memory) Validate(remote, checkpoint bool) []error {
 			errs = append(errs, err)
 		}
 		m.bytes = b
-	}
-	if m.Dir != "" && remote {
-		errs = append(errs, errors.New("--sketch-dir does not work with remote workers (--listen) yet"))
 	}
 	if m.Dir != "" && checkpoint {
 		errs = append(errs, errors.New("--sketch-dir does not work with --checkpoint-dir or --resume yet"))
