@@ -142,6 +142,10 @@ type Config struct {
 	// table larger than memory; PlanBudget sets it. Nil means in memory.
 	// Not with Sketches.
 	Disk *store.DiskConfig
+	// ReserveBytes is memory outside the engine that PlanBudget leaves
+	// out of a limit on top of its runtime reserve, in bytes: a remote
+	// distributor pool's (distributor.PoolReserveBytes). Zero means none.
+	ReserveBytes int64
 }
 
 func (c *Config) ensureDefaults() {
@@ -227,6 +231,9 @@ func (c Config) check(explicit bool) error {
 	}
 	if c.QueueBatches < 0 {
 		bad("QueueBatches", c.QueueBatches, ">= 0")
+	}
+	if c.ReserveBytes < 0 {
+		bad("ReserveBytes", c.ReserveBytes, ">= 0")
 	}
 	if c.Sets < 0 {
 		bad("Sets", c.Sets, ">= 1")
