@@ -79,6 +79,26 @@ const (
 	MaxCredits     = 1 << 16
 )
 
+// PoolReserveBytes returns the memory, in bytes, that a main node keeps
+// out of its sketch budget for a Pool with configuration c
+// (ingest.Config.ReserveBytes), for workers workers (at least two are
+// assumed: more may join later), or 0 when listen is false: per worker, a
+// frame of batches being encoded and one of deltas being read (FrameBytes
+// each) and Credits batches in flight (4 KiB each, a batch of about 1,000
+// ids); and 8 MiB for memberlist, the connections' goroutines and the
+// code they run. Measured on kron15 with two workers on loopback and the
+// main node under a memory cgroup of half its sketch bytes: with no
+// reserve it thrashed (page faults) from its first seconds; with 10 MiB it
+// ran, exact.
+func PoolReserveBytes(listen bool, workers int, c Config) int64 {
+	if !listen {
+		return 0
+	}
+	c.ensureDefaults()
+	perWorker := 2*int64(c.FrameBytes) + int64(c.Credits)<<12
+	return 8<<20 + int64(max(workers, 2))*perWorker
+}
+
 // The defaults of the timeouts of Config and WorkerConfig (both have a
 // HandshakeTimeout).
 const (

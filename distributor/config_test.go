@@ -52,3 +52,19 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("ValidateExplicit with DialTimeout 0: %v", err)
 	}
 }
+
+// TestPoolReserveBytes: nothing without --listen; at least two workers'
+// frames and credits over the fixed part; more with more workers or
+// credits.
+func TestPoolReserveBytes(t *testing.T) {
+	if n := PoolReserveBytes(false, 8, Config{}); n != 0 {
+		t.Errorf("not listening: %d bytes, want 0", n)
+	}
+	two := PoolReserveBytes(true, 0, Config{})
+	if want := int64(8<<20 + 2*(2*512<<10+DefaultCredits<<12)); two != want || PoolReserveBytes(true, 1, Config{}) != two {
+		t.Errorf("0 or 1 expected workers: %d bytes, want %d (two workers)", two, want)
+	}
+	if PoolReserveBytes(true, 4, Config{}) <= two || PoolReserveBytes(true, 2, Config{Credits: 1024}) <= two {
+		t.Error("more workers or more credits did not raise the reserve")
+	}
+}

@@ -771,3 +771,90 @@ func TestPoolAbandonRacingClose(t *testing.T) {
 		t.Errorf("worker told %q, want %q", got, want)
 	}
 }
+
+// TestPoolOutOfCore: remote deltas merged into a store whose sketches live
+// on disk (into its resident range in place, or spilled and XORed in when
+// their range comes in) give the sketches of the updates applied
+// directly: with two healthy workers, with a worker whose connection is
+// cut in the middle of a frame (its batches re-sent to the other), and
+// with a worker that answers every batch twice.
+func TestPoolOutOfCore(t *testing.T) {
+	checkNoLeaks(t)
+	const vertices = 600
+	swapped := func(t *testing.T, e *testPipe) {
+		t.Helper()
+		if ds, ok := e.st.OutOfCore(); !ok || ds.Swaps < 2 || ds.WrittenBytes == 0 {
+			t.Errorf("disk stats %+v: want ranges swapped in during the stream", ds)
+		}
+	}
+	t.Run("two-workers", func(t *testing.T) {
+		e := newDiskTestPipe(t, vertices, 64)
+		defer e.close()
+		p, _, _ := poolOfTwo(t, e, Config{Credits: 8, LocalCutoff: -1}, 1, 1)
+		runStream(t, e, p, randomUpdates(11, vertices, 60000), nil)
+		requireNoError(t, p.Close())
+		st := p.Stats()
+		if len(st.Workers) != 2 || st.Workers[0].DeltasMerged == 0 || st.Workers[1].DeltasMerged == 0 ||
+			st.RemoteBatches != e.batches() {
+			t.Errorf("stats %+v: want every one of %d batches merged from both workers", st, e.batches())
+		}
+		checkCounters(t, st)
+		swapped(t, e)
+	})
+	t.Run("cut-mid-frame", func(t *testing.T) {
+		a, _ := startWorker(t, WorkerConfig{Threads: 1})
+		b, _ := startWorker(t, WorkerConfig{Threads: 1})
+		e := newDiskTestPipe(t, vertices, 64)
+		defer e.close()
+		p := newTestPool(t, e, Config{Credits: 16, LocalCutoff: -1})
+		addr, cut := cutProxy(t, a, 7_001)
+		p.add("cut", addr)
+		waitWorkers(t, p, 1)
+		joined := false
+		runStream(t, e, p, randomUpdates(12, vertices, 60000), func(int) {
+			select {
+			case <-cut:
+				if !joined {
+					p.add("b", b)
+					joined = true
+				}
+			default:
+			}
+		})
+		requireNoError(t, p.Close())
+		st := p.Stats()
+		if st.Workers[0].BatchesResent == 0 || st.Workers[0].Connected {
+			t.Errorf("the cut worker's batches were not re-sent: %+v", st)
+		}
+		checkCounters(t, st)
+		swapped(t, e)
+	})
+	t.Run("duplicates", func(t *testing.T) {
+		addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
+			for {
+				ids, deltas, err := answer(fr, p)
+				if err != nil {
+					return
+				}
+				fw.write(deltasMsg, ids, deltas)
+				fw.write(deltasMsg, ids, deltas)
+			}
+		})
+		e := newDiskTestPipe(t, vertices, 64)
+		defer e.close()
+		p := newTestPool(t, e, Config{LocalCutoff: -1})
+		p.add("twice", addr)
+		waitWorkers(t, p, 1)
+		runStream(t, e, p, randomUpdates(13, vertices, 30000), nil)
+		testwait.Until(t, 5*time.Second, 5*time.Millisecond, func() error {
+			if st := p.Stats(); st.DuplicateDeltas == 0 || st.DuplicateDeltas != st.RemoteBatches {
+				return fmt.Errorf("want every second delta dropped: %+v", st)
+			}
+			return nil
+		})
+		requireNoError(t, p.Close())
+		// The sketches again, after the second copies: none was merged.
+		e.checkTable(t, randomUpdates(13, vertices, 30000))
+		swapped(t, e)
+	})
+}

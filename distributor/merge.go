@@ -100,9 +100,11 @@ func (d *distributor) mergeDeltas(dc *deltaCodec, xor func([]sketch.Bucket), ids
 	p := d.p
 	// Each delta's lines of its sketch are prefetched while the delta
 	// before it merges, so that a merge no longer waits for a cold
-	// sketch one line at a time (BenchmarkWire op=delta-merge).
+	// sketch one line at a time (BenchmarkWire op=delta-merge). Out of
+	// core there is no table to prefetch from: the store merges a delta
+	// into its resident range or spills it.
 	table := p.st.Table()
-	if w, ok := dc.nextRows(payload); ok {
+	if w, ok := dc.nextRows(payload); table != nil && ok {
 		dc.prefetchRows(table, w)
 	}
 	rest := payload
@@ -112,7 +114,7 @@ func (d *distributor) mergeDeltas(dc *deltaCodec, xor func([]sketch.Bucket), ids
 			return d.protocol(fmt.Errorf("delta for batch %d: %w", id, err))
 		}
 		rest = r
-		if w, ok := dc.nextRows(rest); ok {
+		if w, ok := dc.nextRows(rest); table != nil && ok {
 			dc.prefetchRows(table, w)
 		}
 		b, err := d.answered(id, v)

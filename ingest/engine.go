@@ -148,6 +148,10 @@ type Config struct {
 	// Load (store.Store.Load, on disk or in memory) before anything is
 	// applied, and fails with its error.
 	Restore func(fill func(body io.Reader) error) error
+	// ReserveBytes is memory outside the engine that PlanBudget leaves
+	// out of a limit on top of its runtime reserve, in bytes: a remote
+	// distributor pool's (distributor.PoolReserveBytes). Zero means none.
+	ReserveBytes int64
 }
 
 func (c *Config) ensureDefaults() {
@@ -233,6 +237,9 @@ func (c Config) check(explicit bool) error {
 	}
 	if c.QueueBatches < 0 {
 		bad("QueueBatches", c.QueueBatches, ">= 0")
+	}
+	if c.ReserveBytes < 0 {
+		bad("ReserveBytes", c.ReserveBytes, ">= 0")
 	}
 	if c.Sets < 0 {
 		bad("Sets", c.Sets, ">= 1")

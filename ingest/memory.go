@@ -234,41 +234,43 @@ type Budget struct {
 
 // PlanBudget returns cfg fitted to a memory limit of limit bytes over a
 // stream of updates updates, and its plan. With no limit (zero), or a plan
-// that fits it with runtimeReserveBytes to spare, cfg is unchanged: the
-// sketches stay in memory. Otherwise the gutters are shrunk to a quarter
-// of what the reserve and the bookkeeping leave (a lower BatchFactor), and the sketches go to disk in dir
-// (Config.Disk), with the rest of the limit, less the bookkeeping, the
-// reserve and the I/O buffers, resident. It returns PlanMemory's errors,
-// an error wrapping ErrNeedsDisk when dir is empty, and a *MemoryError
-// when the limit cannot hold one column of every vertex's sketch (what a
-// query reads at a time). name names the stream.
+// that fits it with runtimeReserveBytes and cfg.ReserveBytes to spare, cfg
+// is unchanged: the sketches stay in memory. Otherwise the gutters are
+// shrunk to a quarter of what the reserves and the bookkeeping leave (a
+// lower BatchFactor), and the sketches go to disk in dir (Config.Disk),
+// with the rest of the limit, less the bookkeeping, the reserves and the
+// I/O buffers, resident. It returns PlanMemory's errors, an error wrapping
+// ErrNeedsDisk when dir is empty, and a *MemoryError when the limit cannot
+// hold one column of every vertex's sketch (what a query reads at a time).
+// name names the stream.
 func PlanBudget(cfg Config, updates uint64, limit int64, dir, name string) (Config, MemoryPlan, error) {
 	m, err := PlanMemory(cfg, updates)
 	if err != nil {
 		return cfg, m, err
 	}
 	cfg.ensureDefaults()
+	reserve := runtimeReserveBytes + max(cfg.ReserveBytes, 0)
 	m.Budget = Budget{Limit: limit, BatchFactor: cfg.BatchFactor, Resident: m.Sketches}
-	if limit <= 0 || m.Total()+runtimeReserveBytes <= limit {
+	if limit <= 0 || m.Total()+reserve <= limit {
 		return cfg, m, nil
 	}
 	if dir == "" {
 		return cfg, m, fmt.Errorf("%w: %s can fill %s, more than the limit of %s less %s for the runtime; "+
 			"give a directory to keep the sketches on disk", ErrNeedsDisk, name, FormatBytes(m.Total()), FormatBytes(limit),
-			FormatBytes(runtimeReserveBytes))
+			FormatBytes(reserve))
 	}
 	tooSmall := func(avail, col int64) error {
 		return &MemoryError{Lower: "SketchFactor", What: fmt.Sprintf("%s: a memory limit of %s leaves %s for sketches "+
 			"and I/O buffers after the gutters (%s), bookkeeping (%s) and runtime (%s), too little for one column of "+
 			"every vertex's sketch (%s): raise the limit", name, FormatBytes(limit), FormatBytes(max(avail, 0)),
-			FormatBytes(m.Gutters), FormatBytes(m.Bookkeeping), FormatBytes(runtimeReserveBytes), FormatBytes(col))}
+			FormatBytes(m.Gutters), FormatBytes(m.Bookkeeping), FormatBytes(reserve), FormatBytes(col))}
 	}
 	p, _, err := cfg.plan()
 	if err != nil {
 		return cfg, m, err
 	}
 	col := sketch.ColumnSetBuckets(p, 1) * sketch.BucketBytes
-	share := (limit - runtimeReserveBytes - m.Bookkeeping) / 4
+	share := (limit - reserve - m.Bookkeeping) / 4
 	if share <= 0 {
 		return cfg, m, tooSmall(0, col)
 	}
@@ -278,7 +280,7 @@ func PlanBudget(cfg Config, updates uint64, limit int64, dir, name string) (Conf
 			return cfg, m, err
 		}
 	}
-	avail := limit - m.Gutters - m.Bookkeeping - runtimeReserveBytes
+	avail := limit - m.Gutters - m.Bookkeeping - reserve
 	// The buffers follow the ranges, which follow the resident share: a
 	// few rounds settle both. A range's spill buffer is an eighth of its
 	// share of the limit, in [4 KiB, 256 KiB].

@@ -133,4 +133,21 @@ func TestPlanBudget(t *testing.T) {
 	if _, _, err := PlanBudget(cfg, updates, runtimeReserveBytes+1<<16, "dir", "s"); !errors.As(err, &me) {
 		t.Fatalf("a tiny limit: %v, want a *MemoryError", err)
 	}
+	// A reserve for a remote pool comes out of the same limit: the plan
+	// still fits it with both reserves, with less resident.
+	withPool := cfg
+	withPool.ReserveBytes = 1 << 20
+	got, rplan, err := PlanBudget(withPool, updates, limit, "dir", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total := rplan.Total() + runtimeReserveBytes + withPool.ReserveBytes; total > limit || got.Disk == nil ||
+		rplan.Budget.Resident >= b.Resident {
+		t.Errorf("with a 1 MiB reserve: plan %d bytes (limit %d), resident %d (without it %d); want less resident, within the limit",
+			total, limit, rplan.Budget.Resident, b.Resident)
+	}
+	fits := m.Total() + runtimeReserveBytes
+	if got, _, err := PlanBudget(withPool, updates, fits, "dir", "s"); err != nil || got.Disk == nil {
+		t.Errorf("a limit that fits the plan but not the reserve: %v, %v; want the sketches on disk", got.Disk, err)
+	}
 }

@@ -84,7 +84,7 @@ fi
 	[ -n "$cg" ] && echo "echo \$\$ >$cg/cgroup.procs"
 	tm="/usr/bin/time -f '%e %U %S %M' -o $t/time"
 	if [ -n "$gen" ]; then
-		echo "$bin/streamtool gen $gen -o - --log-level warn 2>$t/gen.log >$t/fifo &"
+		echo "$bin/streamtool gen $gen -o - 2>$t/gen.log >$t/fifo &"
 		echo "$tm $bin/main-node --stream - --json --progress never $* <$t/fifo >$t/out.json"
 		echo "wait"
 	else

@@ -18,9 +18,9 @@ import (
 //
 // The vertices are split into ranges of consecutive ids whose sketches
 // fill ResidentBytes; the table lives in the file "sketches" in Dir, and
-// one range at a time is resident. A batch for the resident range is
-// applied in place; a batch for another range is appended to that range's
-// spill file. When the spill files reach SpillBytes in all, the range with
+// one range at a time is resident. A batch or a merged delta (MergeWith)
+// for the resident range is applied in place; one for another range is
+// appended to that range's spill file, a delta as its non-zero buckets. When the spill files reach SpillBytes in all, the range with
 // the most spilled bytes is brought in (one sequential read), its spill
 // applied by Workers goroutines, and it stays resident until the next
 // swap writes it back (one sequential write). A query (Columns) first
@@ -121,8 +121,9 @@ type DiskStats struct {
 
 // disk is the out-of-core state of a Store (see DiskConfig).
 //
-// Lock order: mu, then a spill's mu, then a vertex lock. Appliers hold mu
-// for reading; a swap, a column load and a merge hold it for writing.
+// Lock order: mu, then a spill's mu, then a vertex lock. Appliers and
+// mergers hold mu for reading; a swap and a column load hold it for
+// writing.
 type disk struct {
 	p    sketch.Params
 	cfg  DiskConfig
@@ -138,6 +139,10 @@ type disk struct {
 		resident []sketch.Bucket // lay.ResidentBytes
 		io       []byte          // read buffer, ioChunk bytes
 		carry    []uint32        // a batch cut by the end of a read chunk (Go heap)
+		// scratch holds *deltaScratch (Go heap): a merge for a range
+		// that is not resident lays its delta out in one, one per
+		// concurrent merge.
+		scratch sync.Pool
 	}
 	cur    int // the resident range, or -1
 	spills []*spill
@@ -161,6 +166,7 @@ func OpenDisk(p sketch.Params, cfg DiskConfig) (*Store, error) {
 		return nil, err
 	}
 	d := &disk{p: p, cfg: cfg, lay: lay, cur: -1, geo: newGeometry(p, lay.Span)}
+	d.buf.scratch.New = func() any { return &deltaScratch{sketch: make([]sketch.Bucket, p.BucketsPerVertex())} }
 	d.file.path = filepath.Join(cfg.Dir, "sketches")
 	if err := d.open(); err != nil {
 		d.close()
@@ -279,16 +285,59 @@ func (d *disk) apply(v uint32, ids []uint32, l *sync.Mutex) error {
 		d.mu.RUnlock()
 		return nil
 	}
+	total, err := d.spillLocked(r, v, uint32(len(ids)), ids)
+	d.mu.RUnlock()
+	return d.settle(total, err)
+}
+
+// merge calls f, which XORs a delta into the sketch it is given, with v's
+// sketch under v's lock (l) if v's range is resident. Otherwise it calls
+// f with a zeroed scratch sketch and appends the delta's non-zero buckets
+// to the range's spill (deltaWords), applied when the range comes in, as
+// a spilled batch is; then, if the spills reached their budget, it brings
+// in the range with the most. It returns the I/O error of either, naming
+// the file.
+func (d *disk) merge(v uint32, f func([]sketch.Bucket), l *sync.Mutex) error {
+	r := int(v / d.lay.Span)
+	d.mu.RLock()
+	d.stale.Store(true)
+	if r == d.cur {
+		l.Lock()
+		f(d.sketchOf(v))
+		l.Unlock()
+		d.mu.RUnlock()
+		return nil
+	}
+	sc := d.buf.scratch.Get().(*deltaScratch)
+	clear(sc.sketch)
+	f(sc.sketch)
+	sc.words = appendDeltaWords(sc.words[:0], sc.sketch)
+	total, err := d.spillLocked(r, v, deltaFlag|uint32(len(sc.words)), sc.words)
+	d.mu.RUnlock()
+	d.buf.scratch.Put(sc)
+	return d.settle(total, err)
+}
+
+// spillLocked appends the record v, count, words to range r's spill and
+// returns the bytes in all spills after it, or the write's error naming
+// the file. The caller holds mu for reading.
+func (d *disk) spillLocked(r int, v, count uint32, words []uint32) (int64, error) {
 	sp := d.spills[r]
 	sp.mu.Lock()
-	hdr := [2]uint32{v, uint32(len(ids))}
+	hdr := [2]uint32{v, count}
 	w1, err := sp.put(hdr[:])
-	w2, err2 := sp.put(ids)
-	total := d.n.spilled.Add(int64(len(ids)+2) * 4)
+	w2, err2 := sp.put(words)
+	total := d.n.spilled.Add(int64(len(words)+2) * 4)
 	sp.mu.Unlock()
-	d.mu.RUnlock()
 	d.n.written.Add(w1 + w2)
-	if err = errors.Join(err, err2); err != nil {
+	return total, errors.Join(err, err2)
+}
+
+// settle returns err, a spill's error, if any; else, when the spills
+// (total bytes) reached their budget, brings in the range with the most
+// and returns the I/O error of that. The caller holds no lock of d.
+func (d *disk) settle(total int64, err error) error {
+	if err != nil {
 		return err
 	}
 	if total < d.budget() {
@@ -319,16 +368,4 @@ func (d *disk) largestSpill() int {
 		}
 	}
 	return best
-}
-
-// merge calls f with v's sketch, its range brought in first.
-func (d *disk) merge(v uint32, f func([]sketch.Bucket)) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.stale.Store(true)
-	if err := d.swapIn(int(v / d.lay.Span)); err != nil {
-		return err
-	}
-	f(d.sketchOf(v))
-	return nil
 }

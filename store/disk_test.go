@@ -155,3 +155,60 @@ func TestDiskResidentTooSmall(t *testing.T) {
 		t.Fatalf("OpenDisk: %v, want ErrResident", err)
 	}
 }
+
+// TestDiskMergeSpillsDeltas: a delta for a vertex whose range is not
+// resident is spilled, not merged by bringing the range in (a swap per
+// delta would read and write a range each time), and a merge twice of
+// one ticket is refused; the query then holds every delta exactly once.
+func TestDiskMergeSpillsDeltas(t *testing.T) {
+	mem, dsk := diskPair(t)
+	p := mem.Params()
+	rng := rand.New(rand.NewPCG(7, 1))
+	delta := make([]sketch.Bucket, p.BucketsPerVertex())
+	for i := range 24 {
+		v := uint32(i*13) % p.Vertices() // every range
+		ids := make([]uint32, 1+rng.IntN(20))
+		for k := range ids {
+			ids[k] = (v + 1 + uint32(rng.IntN(int(p.Vertices())-1))) % p.Vertices()
+		}
+		mem.ApplyNow(v, ids)
+		p.Delta(delta, v, ids)
+		tk := dsk.Queue(v)
+		if err := merge(dsk, tk, v, delta); err != nil {
+			t.Fatal(err)
+		}
+		if err := merge(dsk, tk, v, delta); !errors.Is(err, ErrTicket) {
+			t.Fatalf("second merge of batch %d: %v, want ErrTicket", tk, err)
+		}
+	}
+	if st, _ := dsk.OutOfCore(); st.Swaps != 0 || dsk.disk.n.spilled.Load() == 0 {
+		t.Fatalf("after 24 deltas under the spill budget: %d swaps, %d bytes spilled; want none and some",
+			st.Swaps, dsk.disk.n.spilled.Load())
+	}
+	dsk.mu.broken = nil // the refused second merges, on purpose
+	if err := dsk.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sameColumns(t, mem, dsk)
+}
+
+// TestDiskBadSpilledDelta: a spilled delta whose bucket index is past the
+// sketch fails the swap that applies it, naming the spill file.
+func TestDiskBadSpilledDelta(t *testing.T) {
+	_, dsk := diskPair(t)
+	d := dsk.disk
+	v := 2 * d.lay.Span
+	w := []uint32{uint32(dsk.Params().BucketsPerVertex()), 1, 0, 1, 0}
+	d.mu.RLock()
+	_, err := d.spillLocked(2, v, deltaFlag|uint32(len(w)), w)
+	d.mu.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	err = d.swapIn(2)
+	d.mu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), d.spills[2].path) || !strings.Contains(err.Error(), "delta") {
+		t.Fatalf("swapIn: %v, want an error naming %s and the delta", err, d.spills[2].path)
+	}
+}

@@ -65,10 +65,12 @@ func (d *disk) drain(r int) error {
 	return nil
 }
 
-// batch is one spilled batch: a vertex and its neighbour ids.
+// batch is one spill record: a vertex and its neighbour ids, or, for a
+// delta, the words of its non-zero buckets.
 type batch struct {
-	v   uint32
-	ids []uint32
+	v     uint32
+	ids   []uint32
+	delta bool
 }
 
 // applyWords applies the batches in w, spill words of range r that follow
@@ -79,7 +81,7 @@ func (d *disk) applyWords(r int, w []uint32) error {
 		for len(w) > 0 {
 			need := 2 - len(d.buf.carry)
 			if need <= 0 {
-				need = 2 + int(d.buf.carry[1]) - len(d.buf.carry)
+				need = 2 + recordWords(d.buf.carry[1]) - len(d.buf.carry)
 			}
 			if need == 0 {
 				break
@@ -88,47 +90,58 @@ func (d *disk) applyWords(r int, w []uint32) error {
 			d.buf.carry = append(d.buf.carry, w[:k]...)
 			w = w[k:]
 		}
-		if len(d.buf.carry) < 2 || len(d.buf.carry) < 2+int(d.buf.carry[1]) {
+		if len(d.buf.carry) < 2 || len(d.buf.carry) < 2+recordWords(d.buf.carry[1]) {
 			return nil // w ended first
 		}
-		if err := d.applyChecked(r, []batch{{d.buf.carry[0], d.buf.carry[2:]}}); err != nil {
+		c := d.buf.carry
+		if err := d.applyChecked(r, []batch{{c[0], c[2:], c[1]&deltaFlag != 0}}); err != nil {
 			return err
 		}
 		d.buf.carry = d.buf.carry[:0]
 	}
 	var bs []batch
 	for len(w) > 0 {
-		if len(w) < 2 || len(w) < 2+int(w[1]) {
+		if len(w) < 2 || len(w) < 2+recordWords(w[1]) {
 			d.buf.carry = append(d.buf.carry[:0], w...)
 			break
 		}
-		bs = append(bs, batch{w[0], w[2 : 2+w[1]]})
-		w = w[2+w[1]:]
+		n := 2 + recordWords(w[1])
+		bs = append(bs, batch{w[0], w[2:n], w[1]&deltaFlag != 0})
+		w = w[n:]
 	}
 	return d.applyChecked(r, bs)
 }
 
 // applyChecked applies bs, batches of range r's spill, or returns an error
-// naming the spill file if one is for a vertex outside the range.
+// naming the spill file if one is for a vertex outside the range or is a
+// delta that is not whole buckets of a sketch.
 func (d *disk) applyChecked(r int, bs []batch) error {
 	lo, hi := d.rangeOf(r)
 	for _, b := range bs {
 		if b.v < lo || b.v >= hi {
 			return fmt.Errorf("store: spill %s holds a batch for vertex %d outside its range [%d, %d)", d.spills[r].path, b.v, lo, hi)
 		}
+		if b.delta && !checkDeltaWords(b.ids, d.p.BucketsPerVertex()) {
+			return fmt.Errorf("store: spill %s holds a delta for vertex %d that is not whole buckets of a sketch (%d words)",
+				d.spills[r].path, b.v, len(b.ids))
+		}
 	}
 	d.applyBatches(bs)
 	return nil
 }
 
-// applyBatches sketches bs into the resident sketches with up to
+// applyBatches sketches bs (or XORs the deltas among them) into the resident sketches with up to
 // cfg.Workers goroutines, each taking the vertices of one residue, so that
 // two goroutines never write one sketch.
 func (d *disk) applyBatches(bs []batch) {
 	w := min(d.cfg.Workers, max(1, len(bs)/16))
 	work := func(k int) {
 		for _, b := range bs {
-			if int(b.v)%w == k {
+			switch {
+			case int(b.v)%w != k:
+			case b.delta:
+				xorDeltaWords(d.sketchOf(b.v), b.ids)
+			default:
 				d.p.ApplyBatch(d.sketchOf(b.v), b.v, b.ids)
 			}
 		}

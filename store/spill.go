@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"sketchcc/sketch"
 )
 
 // ioAlign is the alignment of every offset, length and buffer of the
@@ -14,10 +16,13 @@ import (
 // on the devices we know.
 const ioAlign = 4096
 
-// spill is the batches of one vertex range that is not resident, appended
-// to its own file with sequential, aligned writes: each batch as the words
-// vertex, count, and count neighbour ids (32-bit, little-endian). The file
-// holds the first off bytes; the last partial block stays in buf.
+// spill is the batches and deltas of one vertex range that is not
+// resident, appended to its own file with sequential, aligned writes, as
+// records of 32-bit little-endian words: vertex, count, then count words.
+// A batch's count (below deltaFlag) is that of its neighbour ids, which
+// follow; a delta's is deltaFlag plus the words of its non-zero buckets
+// (deltaWords). The file holds the first off bytes; the last partial block
+// stays in buf.
 type spill struct {
 	mu   sync.Mutex
 	path string
@@ -50,6 +55,60 @@ func (sp *spill) put(w []uint32) (written int64, err error) {
 		}
 	}
 	return written, nil
+}
+
+// deltaFlag marks the count word of a spilled delta. A batch never has
+// 2^31 neighbour ids: a gutter holds at most the vertex count's.
+const deltaFlag = 1 << 31
+
+// deltaWords is the words a spilled delta takes per non-zero bucket: its
+// index in the sketch, then Alpha and Gamma, low word first.
+const deltaWords = 5
+
+// recordWords returns the words that follow a spill record's header whose
+// count word is count.
+func recordWords(count uint32) int { return int(count &^ deltaFlag) }
+
+// deltaScratch is a merge's room to lay a delta out before spilling it:
+// a sketch (BucketsPerVertex buckets) and the words of its non-zero ones.
+type deltaScratch struct {
+	sketch []sketch.Bucket
+	words  []uint32
+}
+
+// appendDeltaWords appends the non-zero buckets of delta, a vertex's
+// sketch, to w as deltaWords words each and returns the extended slice.
+func appendDeltaWords(w []uint32, delta []sketch.Bucket) []uint32 {
+	for i, b := range delta {
+		if b.Alpha|b.Gamma != 0 {
+			w = append(w, uint32(i), uint32(b.Alpha), uint32(b.Alpha>>32), uint32(b.Gamma), uint32(b.Gamma>>32))
+		}
+	}
+	return w
+}
+
+// xorDeltaWords XORs a spilled delta, w (appendDeltaWords' words, checked
+// by checkDeltaWords), into dst, a vertex's sketch.
+func xorDeltaWords(dst []sketch.Bucket, w []uint32) {
+	for ; len(w) >= deltaWords; w = w[deltaWords:] {
+		b := &dst[w[0]]
+		b.Alpha ^= uint64(w[1]) | uint64(w[2])<<32
+		b.Gamma ^= uint64(w[3]) | uint64(w[4])<<32
+	}
+}
+
+// checkDeltaWords reports whether w is whole buckets of a sketch of n
+// buckets.
+func checkDeltaWords(w []uint32, n int) bool {
+	if len(w)%deltaWords != 0 {
+		return false
+	}
+	for ; len(w) > 0; w = w[deltaWords:] {
+		if int(w[0]) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // reset empties the spill once its batches are applied.

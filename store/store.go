@@ -31,11 +31,11 @@
 // # Out of core
 //
 // A Store from OpenDisk keeps its sketches in a file, one vertex range
-// resident, and spills the batches of the others to disk (DiskConfig);
-// Table is then nil and a query reads Columns. An I/O error is returned by
-// the Apply or MergeWith that met it and, like ErrTicket, remembered and
-// returned by every later Wait, so that no query answers without the
-// batches it lost.
+// resident, and spills the batches and merged deltas of the others to
+// disk (DiskConfig); Table is then nil and a query reads Columns. An I/O
+// error is returned by the Apply or MergeWith that met it and, like
+// ErrTicket, remembered and returned by every later Wait, so that no query
+// answers without the batches it lost.
 package store
 
 import (
@@ -226,18 +226,21 @@ func (s *Store) ApplyNow(v uint32, neighbors []uint32) {
 // non-zero buckets). merge must XOR in the delta that sketch.Params.Delta
 // computes for t's batch, and nothing else. It returns an error wrapping
 // ErrTicket, and does not call merge, when t is not an outstanding ticket
-// for v.
+// for v. Out of core, when v's range is not resident, merge is called with
+// a zeroed sketch instead and the delta's non-zero buckets are spilled,
+// to be XORed into v's sketch when its range comes in; an I/O error of
+// that is returned and remembered for Wait.
 func (s *Store) MergeWith(t Ticket, v uint32, merge func(sketch []sketch.Bucket)) error {
 	if err := s.retire(t, v, "merge"); err != nil {
 		return err
 	}
 	var err error
+	l := &s.locks[v]
 	if s.disk != nil {
-		if err = s.disk.merge(v, merge); err != nil {
+		if err = s.disk.merge(v, merge, l); err != nil {
 			s.fail(err)
 		}
 	} else {
-		l := &s.locks[v]
 		l.Lock()
 		merge(s.table.Sketch(v))
 		l.Unlock()

@@ -20,6 +20,7 @@ import (
 
 	"sketchcc/cc"
 	"sketchcc/checkpoint"
+	"sketchcc/distributor"
 	"sketchcc/ingest"
 	"sketchcc/service"
 	"sketchcc/sketch"
@@ -149,7 +150,7 @@ func (c *config) validate(fs *pflag.FlagSet) error {
 	}
 	errs = append(errs, c.checkpoint.validate(fs, c.format)...)
 	errs = append(errs, kconnErrors(c.kconn)...)
-	errs = append(errs, c.mem.Validate(c.cluster.listen != "")...)
+	errs = append(errs, c.mem.Validate()...)
 	for _, f := range c.queryAtList {
 		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
 		if err != nil {
@@ -299,6 +300,7 @@ func engineConfig(c config, h stream.Header, res0 *checkpoint.Resume) ingest.Con
 	cfg := c.engine
 	cfg.Vertices, cfg.Sets = h.Vertices, c.kconn.K
 	cfg.Workers, cfg.Remote = c.cluster.engineWorkers(cfg.Workers)
+	cfg.ReserveBytes = distributor.PoolReserveBytes(c.cluster.listen != "", c.cluster.expectWorkers, c.cluster.pool)
 	// Huge pages pay when most sketches and gutters get touched; on a
 	// sparse stream they would make whole 2 MiB regions resident.
 	cfg.HugePages = c.hugePages == "on" || c.hugePages == "auto" && h.Updates >= uint64(h.Vertices)

@@ -145,7 +145,6 @@ func TestUsageErrors(t *testing.T) {
 	f("--queries and --query-at both given", "--stream", multiples, "--queries", "3", "--query-at", "100")
 	f(`"verbose" for "--log-level" flag: want debug, info, warn or error`, "--stream", multiples, "--log-level", "verbose")
 	f(`--memory-limit="lots": want a positive number of bytes`, "--stream", multiples, "--memory-limit", "lots")
-	f("--sketch-dir does not work with remote workers", "--stream", multiples, "--sketch-dir", "d", "--listen", "127.0.0.1:0")
 }
 
 // TestBadInput runs every kind of bad stream: exit 1, a message that names

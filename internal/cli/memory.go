@@ -32,10 +32,8 @@ func (m *Memory) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&m.Dir, "sketch-dir", "", "directory for the sketch and spill files when the sketches do not fit --memory-limit (removed at exit)")
 }
 
-// Validate parses the limit and returns the problems of the two flags
-// with the others: the sketches on disk do not work yet with remote
-// workers (remote).
-func (m *Memory) Validate(remote bool) []error {
+// Validate parses the limit and returns its problem, if any.
+func (m *Memory) Validate() []error {
 	var errs []error
 	if m.Limit != "" {
 		b, err := parseBytes(m.Limit)
@@ -43,9 +41,6 @@ func (m *Memory) Validate(remote bool) []error {
 			errs = append(errs, err)
 		}
 		m.bytes = b
-	}
-	if m.Dir != "" && remote {
-		errs = append(errs, errors.New("--sketch-dir does not work with remote workers (--listen) yet"))
 	}
 	return errs
 }
