@@ -166,18 +166,26 @@ func TestIdentifyPacked(t *testing.T) {
 	}
 }
 
+// streamAt40 returns the id of a 100-update test stream and a Cursor of it
+// that has read its first 40 updates.
+func streamAt40(t *testing.T) (StreamID, *stream.Cursor) {
+	t.Helper()
+	f, id := testStream(t, 100)
+	cur := f.Cursor()
+	if n, err := cur.Read(make([]stream.Update, 40)); n != 40 || err != nil {
+		t.Fatalf("read %d, %v", n, err)
+	}
+	return id, cur
+}
+
 // TestResumeLoad: ReadResume not in memory checks a checkpoint (taken
 // with the page cache kept small) without keeping its table, and Load
 // hands exactly the table's buckets to the store; a fill that stops
 // early, or a table changed after the check, fails Load naming the file,
 // and ReadResume refuses the changed file.
 func TestResumeLoad(t *testing.T) {
-	f, id := testStream(t, 100)
+	id, cur := streamAt40(t)
 	dir := t.TempDir()
-	cur := f.Cursor()
-	if n, err := cur.Read(make([]stream.Update, 40)); n != 40 || err != nil {
-		t.Fatalf("read %d, %v", n, err)
-	}
 	tb := testTable(t)
 	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: tb, BatchFactor: 0.5, Uncached: true}
 	if err := tk.Take(40, true, []stream.Edge{{Src: 3, Dst: 4}}); err != nil {
@@ -254,12 +262,8 @@ func TestWriteShortSketches(t *testing.T) {
 // it, by another whole one of the same size (a later step) fails Load:
 // the sketches would not be those of the Meta checked.
 func TestResumeLoadReplaced(t *testing.T) {
-	f, id := testStream(t, 100)
+	id, cur := streamAt40(t)
 	dir := t.TempDir()
-	cur := f.Cursor()
-	if n, err := cur.Read(make([]stream.Update, 40)); n != 40 || err != nil {
-		t.Fatalf("read %d, %v", n, err)
-	}
 	tb := testTable(t)
 	tk := &Taker{Dir: dir, Stream: id, Cursor: cur, Table: tb, BatchFactor: 0.5}
 	if err := tk.Take(40, false, nil); err != nil {

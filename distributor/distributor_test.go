@@ -105,6 +105,22 @@ func TestPoolNoWorkers(t *testing.T) {
 	}
 }
 
+// joinOnCut returns a runStream hook that adds worker name at addr to p
+// once cut is closed: the first update after a cutProxy's cut.
+func joinOnCut(p *Pool, cut <-chan struct{}, name, addr string) func(int) {
+	joined := false
+	return func(int) {
+		select {
+		case <-cut:
+			if !joined {
+				p.add(name, addr)
+				joined = true
+			}
+		default:
+		}
+	}
+}
+
 // cutProxy forwards one connection to target and cuts it, both ways,
 // after `after` bytes from the main node: in the middle of a frame. The
 // channel it returns is closed once the connection is cut (or the test
@@ -178,17 +194,7 @@ func TestPoolConnectionCutMidBatch(t *testing.T) {
 			addr, cut := cutProxy(t, a, after)
 			p.add("cut", addr)
 			waitWorkers(t, p, 1)
-			joined := false
-			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), func(int) {
-				select {
-				case <-cut:
-					if !joined {
-						p.add("b", b)
-						joined = true
-					}
-				default:
-				}
-			})
+			runStream(t, e, p, randomUpdates(uint64(after), 400, 30000), joinOnCut(p, cut, "b", b))
 			requireNoError(t, p.Close())
 			st := p.Stats()
 			if st.Workers[0].BatchesResent == 0 || st.BatchesResent == 0 || st.Workers[0].Connected {
@@ -810,17 +816,7 @@ func TestPoolOutOfCore(t *testing.T) {
 		addr, cut := cutProxy(t, a, 7_001)
 		p.add("cut", addr)
 		waitWorkers(t, p, 1)
-		joined := false
-		runStream(t, e, p, randomUpdates(12, vertices, 60000), func(int) {
-			select {
-			case <-cut:
-				if !joined {
-					p.add("b", b)
-					joined = true
-				}
-			default:
-			}
-		})
+		runStream(t, e, p, randomUpdates(12, vertices, 60000), joinOnCut(p, cut, "b", b))
 		requireNoError(t, p.Close())
 		st := p.Stats()
 		if st.Workers[0].BatchesResent == 0 || st.Workers[0].Connected {

@@ -338,17 +338,26 @@ func TestLateWorker(t *testing.T) {
 // TestWorkerKilled: SIGKILL to a worker mid-stream loses nothing.
 func TestWorkerKilled(t *testing.T) {
 	skipShort(t)
+	s, _ := killOneOfTwo(t, "--batch-factor", "0.5")
+	t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
+}
+
+// killOneOfTwo runs kron12 through a main node with args and two workers,
+// of which one is stopped (SIGSTOP) at 30% of the stream, so that it
+// answers nothing more while the main node fills its credits with batches
+// from the next 30% (some 2,800 batches to share), and killed at 60% with
+// those batches unanswered. It checks that the answer is exact, that the
+// victim's batches were re-sent and that the survivor worked, and returns
+// the summary and the main node.
+func killOneOfTwo(t *testing.T, args ...string) (summary, *proc) {
+	t.Helper()
 	path := kron12(t)
 	labelsPath := filepath.Join(t.TempDir(), "labels")
 	f := newFeeder(t, path, 0.3, 0.6)
-	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "2", "--local-workers", "0",
-		"--batch-factor", "0.5", "--labels", labelsPath)
+	m, addr := startMain(t, f.r, append([]string{"--stream", "/dev/stdin", "--expect-workers", "2",
+		"--local-workers", "0", "--labels", labelsPath}, args...)...)
 	victim := startWorker(t, addr, "--name", "victim")
 	startWorker(t, addr, "--name", "survivor")
-	// At 30% of the stream the victim stops (SIGSTOP): it answers nothing
-	// more, while the main node fills its credits with batches from the
-	// next 30% (some 2,800 batches to share). At 60% it is killed with
-	// those batches unanswered.
 	f.stopThenKill(t, victim, false)
 	s := finish(t, m)
 	f.wait(t)
@@ -366,7 +375,7 @@ func TestWorkerKilled(t *testing.T) {
 		t.Errorf("want the victim's batches re-sent and the survivor working: %+v", s)
 	}
 	checkCounters(t, s)
-	t.Logf("re-sent %d batches: %+v", s.BatchesResent, s.Workers)
+	return s, m
 }
 
 // TestWorkerKilledReaders: with 2 and 4 parallel readers on a stream

@@ -120,31 +120,8 @@ func TestOutOfCoreTwoWorkers(t *testing.T) {
 // once, and the answer is exact.
 func TestOutOfCoreWorkerKilled(t *testing.T) {
 	skipShort(t)
-	path := kron12(t)
-	labelsPath := filepath.Join(t.TempDir(), "labels")
 	dir := t.TempDir()
-	f := newFeeder(t, path, 0.3, 0.6)
-	m, addr := startMain(t, f.r, "--stream", "/dev/stdin", "--expect-workers", "2", "--local-workers", "0",
-		"--memory-limit", oocLimit, "--sketch-dir", dir, "--labels", labelsPath)
-	victim := startWorker(t, addr, "--name", "victim")
-	startWorker(t, addr, "--name", "survivor")
-	f.stopThenKill(t, victim, false)
-	s := finish(t, m)
-	f.wait(t)
-	checkTruth(t, s, path, labelsPath)
-	var killed, alive bool
-	for _, w := range s.Workers {
-		switch w.Name {
-		case "victim":
-			killed = w.BatchesResent > 0 && w.LastError != ""
-		case "survivor":
-			alive = w.DeltasMerged > 0 && w.BatchesResent == 0
-		}
-	}
-	if !killed || !alive || s.BatchesResent == 0 {
-		t.Errorf("want the victim's batches re-sent and the survivor working: %+v", s)
-	}
-	checkCounters(t, s)
+	s, m := killOneOfTwo(t, "--memory-limit", oocLimit, "--sketch-dir", dir)
 	checkOutOfCore(t, m, dir, false)
 	t.Logf("re-sent %d batches", s.BatchesResent)
 }
