@@ -267,20 +267,24 @@ func answer(fr *frameReader, p sketch.Params) ([]uint64, []byte, error) {
 	return idList, out, nil
 }
 
+// answerTwice is a fake worker that answers every batch with its delta
+// twice.
+func answerTwice(fr *frameReader, fw *frameWriter, p sketch.Params) {
+	for {
+		ids, deltas, err := answer(fr, p)
+		if err != nil {
+			return
+		}
+		fw.write(deltasMsg, ids, deltas)
+		fw.write(deltasMsg, ids, deltas)
+	}
+}
+
 // TestPoolDropsDuplicateDeltas: a worker that answers every batch twice
 // must not cancel its own deltas.
 func TestPoolDropsDuplicateDeltas(t *testing.T) {
 	checkNoLeaks(t)
-	addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
-		for {
-			ids, deltas, err := answer(fr, p)
-			if err != nil {
-				return
-			}
-			fw.write(deltasMsg, ids, deltas)
-			fw.write(deltasMsg, ids, deltas)
-		}
-	})
+	addr := fakeWorker(t, nil, answerTwice)
 	e := newTestPipe(t, 200, 30)
 	defer e.close()
 	p := newTestPool(t, e, Config{LocalCutoff: -1})
@@ -826,16 +830,7 @@ func TestPoolOutOfCore(t *testing.T) {
 		swapped(t, e)
 	})
 	t.Run("duplicates", func(t *testing.T) {
-		addr := fakeWorker(t, nil, func(fr *frameReader, fw *frameWriter, p sketch.Params) {
-			for {
-				ids, deltas, err := answer(fr, p)
-				if err != nil {
-					return
-				}
-				fw.write(deltasMsg, ids, deltas)
-				fw.write(deltasMsg, ids, deltas)
-			}
-		})
+		addr := fakeWorker(t, nil, answerTwice)
 		e := newDiskTestPipe(t, vertices, 64)
 		defer e.close()
 		p := newTestPool(t, e, Config{LocalCutoff: -1})
