@@ -385,14 +385,14 @@ func (dc *deltaCodec) append(dst []byte, v uint32, delta []sketch.Bucket) []byte
 		dst = binary.AppendUvarint(dst, m)
 	}
 	if delta[0] != (sketch.Bucket{}) {
-		dst = append(dst, bucketsBytes(delta[:1])...)
+		dst = append(dst, sketch.AsBytes(delta[:1])...)
 	}
 	for c, m := range dc.masks {
 		col := delta[1+c*dc.rows:]
 		for m != 0 {
 			r := bits.TrailingZeros64(m)
 			run := bits.TrailingZeros64(^(m >> r))
-			dst = append(dst, bucketsBytes(col[r:r+run])...)
+			dst = append(dst, sketch.AsBytes(col[r:r+run])...)
 			m &^= (1<<run - 1) << r
 		}
 	}
@@ -488,10 +488,4 @@ func (dc *deltaCodec) xorInto(dst []sketch.Bucket) {
 			body = body[sketch.BucketBytes:]
 		}
 	}
-}
-
-// bucketsBytes views buckets as their little-endian bytes (the platform
-// is little-endian: package sketch refuses to build otherwise).
-func bucketsBytes(s []sketch.Bucket) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*sketch.BucketBytes)
 }

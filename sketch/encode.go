@@ -32,7 +32,7 @@ func (t *Table) WriteTo(w io.Writer) (int64, error) {
 		return total, fmt.Errorf("sketch: cannot write table header: %w", err)
 	}
 	// Write in 1 MiB pieces so a huge table needs no second copy.
-	body := bucketBytes(t.buckets)
+	body := AsBytes(t.buckets)
 	for len(body) > 0 {
 		k := min(len(body), 1<<20)
 		n, err := w.Write(body[:k])
@@ -98,8 +98,18 @@ func ReadTable(r io.Reader) (*Table, error) {
 			ErrEncoding, rows, cols, p.rows, p.columns)
 	}
 	t := NewTable(p)
-	if _, err := io.ReadFull(r, bucketBytes(t.buckets)); err != nil {
+	if err := t.ReadBuckets(r); err != nil {
 		return nil, fmt.Errorf("%w: table body: %w", ErrEncoding, err)
 	}
 	return t, nil
+}
+
+// ReadBuckets reads every bucket of the table from r, as WriteTo writes
+// them after its header (TableBytes bytes, vertex after vertex), for a
+// reader that has read or checked the header itself. It returns
+// io.ReadFull's errors (io.EOF when r is empty, io.ErrUnexpectedEOF when it
+// ends early). Not safe with a concurrent user of the table.
+func (t *Table) ReadBuckets(r io.Reader) error {
+	_, err := io.ReadFull(r, AsBytes(t.buckets))
+	return err
 }

@@ -25,7 +25,7 @@ func TestTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !compatible(got.Params(), p) || !bytes.Equal(bucketBytes(got.buckets), bucketBytes(tab.buckets)) {
+	if !compatible(got.Params(), p) || !bytes.Equal(AsBytes(got.buckets), AsBytes(tab.buckets)) {
 		t.Fatal("table differs after round trip")
 	}
 	if _, err := ReadTable(bytes.NewReader(enc[:len(enc)-3])); !errors.Is(err, io.ErrUnexpectedEOF) {

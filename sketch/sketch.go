@@ -231,9 +231,10 @@ func (p Params) Delta(dst []Bucket, v uint32, neighbors []uint32) {
 	p.ApplyBatch(dst, v, neighbors)
 }
 
-// bucketBytes views buckets as their little-endian bytes (the platform is
-// little-endian; see endian_check.go).
-func bucketBytes(s []Bucket) []byte {
+// AsBytes views buckets as their little-endian bytes, BucketBytes a
+// bucket, without a copy (the platform is little-endian; see
+// endian_check.go): what a checkpoint, a sketch file or the wire holds.
+func AsBytes(s []Bucket) []byte {
 	if len(s) == 0 {
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"unsafe"
 
 	"sketchcc/sketch"
 )
@@ -67,7 +66,7 @@ func (d *disk) writeTo(w io.Writer) (int64, error) {
 func (d *disk) rangeBytes(r int) []byte {
 	lo, hi := d.rangeOf(r)
 	n := int(hi-lo) * d.p.BytesPerVertex()
-	return unsafe.Slice((*byte)(unsafe.Pointer(&d.buf.resident[0])), n)
+	return sketch.AsBytes(d.buf.resident)[:n]
 }
 
 // Load reads every vertex's sketch from r, vertex after vertex, in
@@ -85,11 +84,8 @@ func (s *Store) Load(r io.Reader) error {
 		return errors.New("store: cannot load sketches into a store that has applied batches")
 	}
 	if s.disk == nil {
-		for v := range s.p.Vertices() {
-			sk := s.table.Sketch(v)
-			if _, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(&sk[0])), len(sk)*sketch.BucketBytes)); err != nil {
-				return fmt.Errorf("store: cannot read the sketch of vertex %d: %w", v, noEOF(err))
-			}
+		if err := s.table.ReadBuckets(r); err != nil {
+			return fmt.Errorf("store: cannot read the sketches: %w", noEOF(err))
 		}
 		return nil
 	}

@@ -249,7 +249,7 @@ func (d *disk) close() error {
 		}
 	}
 	if d.buf.resident != nil {
-		unmapAligned(unsafe.Slice((*byte)(unsafe.Pointer(&d.buf.resident[0])), len(d.buf.resident)*sketch.BucketBytes))
+		unmapAligned(sketch.AsBytes(d.buf.resident))
 	}
 	unmapAligned(d.buf.io)
 	d.file.f, d.spills, d.buf.resident, d.buf.io = nil, nil, nil, nil
