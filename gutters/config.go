@@ -15,17 +15,21 @@ const (
 )
 
 // The number of neighbour ids in a vertex's tail line, one 64-byte cache
-// line: 32 ids of 16 bits when Vertices ≤ narrowMaxVertices, else 16 of 32
+// line: 32 ids of 16 bits when Vertices ≤ NarrowMaxVertices, else 16 of 32
 // bits. A narrow line spills twice as many ids per trip to the slab, whose
 // random pages are what a spill waits on. Against 16-bit tail lines
 // widened into a 32-bit slab, the 16-bit slab took kron15's insert stage
 // (cluster, 8 readers) from 16.6-20.5 to 13.9-15.1 ns per update on an
 // AMD EPYC family 26 model 2 (results/perf-notes.md).
 const (
-	narrowTailIDs     = 32
-	wideTailIDs       = 16
-	narrowMaxVertices = 1 << 16
+	narrowTailIDs = 32
+	wideTailIDs   = 16
 )
+
+// NarrowMaxVertices is the most vertices whose gutters hold 16-bit
+// neighbour ids; above, they hold 32-bit ids and take twice the memory a
+// batch.
+const NarrowMaxVertices = 1 << 16
 
 // Config configures Gutters. A zero field takes its default.
 type Config struct {
@@ -100,7 +104,7 @@ func (c Config) Bytes() int64 {
 func (c Config) slabBytes() int64 { return int64(c.slabIDs()) * int64(64/c.tailIDs()) }
 
 // narrow reports whether the tail lines hold 16-bit ids.
-func (c Config) narrow() bool { return c.Vertices <= narrowMaxVertices && !c.wideTails }
+func (c Config) narrow() bool { return c.Vertices <= NarrowMaxVertices && !c.wideTails }
 
 // tailIDs is the number of ids in a tail line.
 func (c Config) tailIDs() int {

@@ -54,7 +54,7 @@ func TestTailsKeepOrder(t *testing.T) {
 	// The most vertices narrow lines take, where InsertBatch also stages.
 	for _, viaPart := range []bool{false, true} {
 		t.Run(fmt.Sprintf("vertices=2^16/part=%v", viaPart), func(t *testing.T) {
-			testTailsKeepOrder(t, Config{Vertices: narrowMaxVertices, BatchUpdates: 3*narrowTailIDs + 5, QueueBatches: 4}, viaPart)
+			testTailsKeepOrder(t, Config{Vertices: NarrowMaxVertices, BatchUpdates: 3*narrowTailIDs + 5, QueueBatches: 4}, viaPart)
 		})
 	}
 }

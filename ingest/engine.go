@@ -60,7 +60,7 @@ const (
 // sketch bytes on kron17), at 0.4 they take 0.4× (1.46×) for a rate within
 // the run-to-run spread (results/big-2026-12-06.md).
 func DefaultBatchFactor(vertices uint32) float64 {
-	if vertices > 1<<16 {
+	if vertices > gutters.NarrowMaxVertices {
 		return 0.4
 	}
 	return 1
@@ -79,7 +79,7 @@ func DefaultBatchFactor(vertices uint32) float64 {
 // updates/s with 1.98 cores busy against one reader's 12.2 M/s and 1.59
 // (results/big-2026-12-06.md).
 func DefaultReaders(cores int, vertices uint32) int {
-	if vertices > 1<<16 && cores >= 2 {
+	if vertices > gutters.NarrowMaxVertices && cores >= 2 {
 		return max(2, cores/4)
 	}
 	return max(1, cores/4)
